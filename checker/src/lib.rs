@@ -1,0 +1,1 @@
+//! Histories and checkers (being written).
