@@ -1,1 +1,320 @@
-fn main() {}
+//! `chaos`: plays YAML scenarios against real clusters in Docker, records every operation,
+//! checks the history and writes a run folder with a report.
+
+mod checks;
+mod cluster;
+mod compose;
+mod docker;
+mod error;
+mod faults;
+mod images;
+mod recorder;
+mod report;
+mod run;
+mod scenario;
+mod systems;
+mod workload;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+use error::{HarnessError, EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK};
+
+#[derive(Parser)]
+#[command(name = "chaos", version, about = "Fault-injection testbed for real distributed systems")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Play scenarios against real clusters; exit 0 pass, 1 violation, 2 unknown, 254 bad
+    /// scenario, 255 infrastructure failure.
+    Run {
+        #[arg(required = true)]
+        scenarios: Vec<PathBuf>,
+        /// Overrides the scenario's seed (with --repeat, the first of consecutive seeds).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Plays each scenario this many times, with consecutive seeds.
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+        /// Where run folders go.
+        #[arg(long, default_value = "reports")]
+        out: PathBuf,
+        /// How long nodes may take to become ready.
+        #[arg(long, default_value = "120s", value_parser = parse_duration)]
+        ready_timeout: Duration,
+    },
+    /// Check a run folder (its scenario's checks) or a history file (with --model).
+    Check {
+        path: PathBuf,
+        /// Model for a history file: register, cas-register, kv, set, s3-object.
+        #[arg(long)]
+        model: Option<String>,
+        /// History format: auto, jsonl, edn, jepsen-log.
+        #[arg(long, default_value = "auto")]
+        format: String,
+        /// Search budget; past it the verdict is unknown (exit 2).
+        #[arg(long, default_value = "60s", value_parser = parse_duration)]
+        timeout: Duration,
+        /// Print the full result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate scenarios without starting anything.
+    Lint {
+        #[arg(required = true)]
+        scenarios: Vec<PathBuf>,
+    },
+    /// Re-render a run folder's report from the folder alone.
+    Report { run_dir: PathBuf },
+    /// Build images.
+    Images {
+        #[command(subcommand)]
+        command: ImagesCommand,
+    },
+    /// Remove containers, networks and volumes left by runs that are no longer alive.
+    Clean,
+}
+
+#[derive(Subcommand)]
+enum ImagesCommand {
+    /// Build the base image, the tools image and the images of compose profiles (all if none).
+    Build {
+        profiles: Vec<String>,
+        /// Rebuild even if the images exist.
+        #[arg(long)]
+        force: bool,
+        #[arg(long, default_value = "docker-compose.yml")]
+        compose: PathBuf,
+    },
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    scenario::units::parse_duration(text)
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CHAOS_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_INFRA as u8);
+        }
+    };
+    let code = runtime.block_on(dispatch(cli));
+    ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+async fn dispatch(cli: Cli) -> i32 {
+    let result = match cli.command {
+        Command::Run {
+            scenarios,
+            seed,
+            repeat,
+            out,
+            ready_timeout,
+        } => run_many(&scenarios, seed, repeat, out, ready_timeout).await,
+        Command::Check {
+            path,
+            model,
+            format,
+            timeout,
+            json,
+        } => checks::check_command(&path, model.as_deref(), &format, timeout, json),
+        Command::Lint { scenarios } => Ok(lint(&scenarios)),
+        Command::Report { run_dir } => report::render(&run_dir).map(|_| {
+            println!("{}", run_dir.join("index.html").display());
+            EXIT_OK
+        }),
+        Command::Images {
+            command:
+                ImagesCommand::Build {
+                    profiles,
+                    force,
+                    compose,
+                },
+        } => build_images(&compose, &profiles, force).await,
+        Command::Clean => clean().await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn lint(paths: &[PathBuf]) -> i32 {
+    let mut worst = EXIT_OK;
+    for path in paths {
+        match scenario::load(path) {
+            Ok(_) => println!("{}: ok", path.display()),
+            Err(errors) => {
+                for e in errors {
+                    println!("{e}");
+                }
+                worst = EXIT_BAD_INPUT;
+            }
+        }
+    }
+    worst
+}
+
+/// Ctrl-C and SIGTERM cancel the run; the run then heals, tears down and keeps its history.
+fn interrupt_token() -> CancellationToken {
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => return,
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => eprintln!("\ninterrupted: healing and removing the cluster ..."),
+            _ = term.recv() => eprintln!("terminated: healing and removing the cluster ..."),
+        }
+        cancel.cancel();
+    });
+    token
+}
+
+async fn run_many(
+    paths: &[PathBuf],
+    seed: Option<u64>,
+    repeat: u32,
+    out: PathBuf,
+    ready_timeout: Duration,
+) -> Result<i32, HarnessError> {
+    // Every scenario is validated before any container starts.
+    let mut loaded = Vec::new();
+    let mut problems = Vec::new();
+    for path in paths {
+        match scenario::load(path) {
+            Ok(s) => loaded.push(s),
+            Err(mut e) => problems.append(&mut e),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(HarnessError::Scenario(problems));
+    }
+    let interrupt = interrupt_token();
+    let mut rows = Vec::new();
+    let mut worst = EXIT_OK;
+    'outer: for scenario in &loaded {
+        for i in 0..repeat.max(1) {
+            let options = run::RunOptions {
+                seed: seed.map(|s| s + u64::from(i)).or_else(|| {
+                    (repeat > 1).then(|| scenario.spec.seed.unwrap_or(0) + u64::from(i))
+                }),
+                out: out.clone(),
+                ready_timeout,
+            };
+            let (code, line) = match run::run_scenario(scenario, &options, interrupt.clone()).await
+            {
+                Ok(outcome) => (outcome.exit_code, outcome.summary),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    (e.exit_code(), format!("{}: {}", scenario.spec.name, first_line(&e)))
+                }
+            };
+            println!("{line}");
+            rows.push((scenario.spec.name.clone(), code, line));
+            worst = worse(worst, code);
+            if code == EXIT_INTERRUPTED {
+                break 'outer;
+            }
+        }
+    }
+    if rows.len() > 1 {
+        println!("\nsummary:");
+        for (name, code, line) in &rows {
+            println!("  {code:>3}  {name:<32} {line}");
+        }
+    }
+    Ok(worst)
+}
+
+fn first_line(e: &HarnessError) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_string()
+}
+
+/// The exit code that says most: infrastructure and interruption over violations over unknown.
+fn worse(a: i32, b: i32) -> i32 {
+    let rank = |c: i32| match c {
+        EXIT_OK => 0,
+        error::EXIT_UNKNOWN => 1,
+        error::EXIT_VIOLATION => 2,
+        EXIT_BAD_INPUT => 3,
+        EXIT_INFRA => 4,
+        _ => 5,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+async fn build_images(compose: &Path, profiles: &[String], force: bool) -> Result<i32, HarnessError> {
+    let file = compose::ComposeFile::load(compose).map_err(|e| HarnessError::BadInput(e.to_string()))?;
+    let profiles = if profiles.is_empty() {
+        file.profiles()
+    } else {
+        profiles.to_vec()
+    };
+    let mut services = Vec::new();
+    for profile in &profiles {
+        let found = file.profile_services(profile);
+        if found.is_empty() {
+            return Err(HarnessError::BadInput(format!(
+                "no service in profile `{profile}` (profiles: {})",
+                file.profiles().join(", ")
+            )));
+        }
+        services.extend(found);
+    }
+    let docker = docker::connect().await?;
+    images::ensure_base(&docker, &file.dir, force).await?;
+    let specs = images::images_for(&file, &services);
+    // Images that cannot be built here (user-supplied) are reported, not fatal.
+    let (buildable, external): (Vec<_>, Vec<_>) = specs.into_iter().partition(|s| s.build.is_some());
+    images::ensure(&docker, &file.dir, &buildable, force).await?;
+    for spec in external {
+        if !images::exists(&docker, &spec.tag).await {
+            eprintln!("note: {} is not built here; bring it with docker load", spec.tag);
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+async fn clean() -> Result<i32, HarnessError> {
+    let docker = docker::connect().await?;
+    let swept = docker::sweep(&docker, None).await?;
+    println!(
+        "removed {} container(s), {} network(s), {} volume(s) of dead runs",
+        swept.containers.len(),
+        swept.networks.len(),
+        swept.volumes.len()
+    );
+    for name in swept.containers {
+        println!("  {name}");
+    }
+    Ok(EXIT_OK)
+}

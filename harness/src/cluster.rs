@@ -1,0 +1,704 @@
+//! A cluster: one container per compose service of a profile, on a network of the run's own,
+//! everything labelled with the run id. Node lifecycle faults (pause, kill, ...) and network
+//! partitions act here; the fault engine decides when and on whom.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bollard::models::{
+    ContainerCreateBody, DeviceMapping, EndpointSettings, HealthConfig, HostConfig,
+    NetworkCreateRequest, NetworkingConfig, PortBinding, VolumeCreateRequest,
+};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, InspectContainerOptions, KillContainerOptionsBuilder,
+    LogsOptionsBuilder, RemoveContainerOptionsBuilder, RestartContainerOptionsBuilder,
+    StartContainerOptions, StopContainerOptionsBuilder, WaitContainerOptions,
+};
+use bollard::Docker;
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::compose::{parse_port, ComposeFile, Service};
+use crate::docker::{run_labels, LABEL_NODE, LABEL_RUN};
+use crate::error::{docker_message, HarnessError, Result};
+
+/// The image used for network faults: iptables run in a node's network namespace.
+pub const TOOLS_IMAGE: &str = "chaos-tools:latest";
+
+/// A line a node printed, as the harness received it.
+#[derive(Debug, Clone)]
+pub struct LogLine {
+    pub node: String,
+    pub text: String,
+    pub received: Instant,
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub name: String,
+    pub container: String,
+    /// Container port -> host port on 127.0.0.1.
+    pub ports: BTreeMap<u16, u16>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeState {
+    Running,
+    Paused,
+    Stopped,
+}
+
+pub struct Cluster {
+    docker: Docker,
+    pub run_id: String,
+    network: String,
+    pub nodes: Vec<Node>,
+    logs: broadcast::Sender<LogLine>,
+    stop_logs: CancellationToken,
+    log_tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// Set once a partition was applied, so the final heal skips the helper containers otherwise.
+    partitioned: std::sync::atomic::AtomicBool,
+}
+
+/// What a cluster needs to start.
+pub struct ClusterSpec<'a> {
+    pub compose: &'a ComposeFile,
+    pub nodes: &'a [String],
+    pub run_id: &'a str,
+    pub logs_dir: &'a Path,
+    pub run_start: Instant,
+    pub ready_timeout: Duration,
+}
+
+impl Cluster {
+    pub async fn launch(docker: &Docker, spec: ClusterSpec<'_>) -> Result<Cluster> {
+        let labels = run_labels(spec.run_id);
+        let network = format!("chaos-{}", spec.run_id);
+        docker
+            .create_network(NetworkCreateRequest {
+                name: network.clone(),
+                driver: Some("bridge".into()),
+                labels: Some(labels.clone()),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| {
+                HarnessError::infra(format!("cannot create network {network}: {}", docker_message(&e)))
+            })?;
+        let (logs, _) = broadcast::channel(4096);
+        let mut cluster = Cluster {
+            docker: docker.clone(),
+            run_id: spec.run_id.to_string(),
+            network,
+            nodes: Vec::new(),
+            logs,
+            stop_logs: CancellationToken::new(),
+            log_tasks: Vec::new(),
+            partitioned: Default::default(),
+        };
+        if let Err(e) = cluster.create_nodes(&spec, &labels).await {
+            // Stop the log followers; the run sweeps what carries its label on every way out.
+            let _ = cluster.teardown().await;
+            return Err(e);
+        }
+        Ok(cluster)
+    }
+
+    async fn create_nodes(
+        &mut self,
+        spec: &ClusterSpec<'_>,
+        labels: &HashMap<String, String>,
+    ) -> Result<()> {
+        for name in start_order(spec.compose, spec.nodes) {
+            let service = spec.compose.service(&name).expect("validated node");
+            let container = format!("chaos-{}-{}", self.run_id, name);
+            let body = self
+                .container_body(&name, service, &spec.compose.dir, labels)
+                .await?;
+            self.docker
+                .create_container(
+                    Some(CreateContainerOptionsBuilder::new().name(&container).build()),
+                    body,
+                )
+                .await
+                .map_err(|e| {
+                    HarnessError::infra(format!(
+                        "cannot create node {name}: {}",
+                        docker_message(&e)
+                    ))
+                })?;
+            self.nodes.push(Node {
+                name: name.clone(),
+                container: container.clone(),
+                ports: BTreeMap::new(),
+            });
+            self.docker
+                .start_container(&container, None::<StartContainerOptions>)
+                .await
+                .map_err(|e| {
+                    HarnessError::infra(format!("cannot start node {name}: {}", docker_message(&e)))
+                })?;
+            let log_path = spec.logs_dir.join(format!("{name}.log"));
+            self.log_tasks.push(tokio::spawn(follow_logs(
+                self.docker.clone(),
+                name.clone(),
+                container.clone(),
+                log_path,
+                self.logs.clone(),
+                self.stop_logs.clone(),
+                spec.run_start,
+            )));
+        }
+        self.wait_ready(spec.ready_timeout).await?;
+        for i in 0..self.nodes.len() {
+            let info = self
+                .docker
+                .inspect_container(&self.nodes[i].container, None::<InspectContainerOptions>)
+                .await?;
+            let ports = info
+                .network_settings
+                .and_then(|n| n.ports)
+                .unwrap_or_default();
+            for (key, bindings) in ports {
+                let Some(container_port) = key.split('/').next().and_then(|p| p.parse().ok()) else {
+                    continue;
+                };
+                if let Some(host) = bindings
+                    .unwrap_or_default()
+                    .iter()
+                    .find_map(|b| b.host_port.as_ref()?.parse().ok())
+                {
+                    self.nodes[i].ports.insert(container_port, host);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn container_body(
+        &self,
+        name: &str,
+        service: &Service,
+        compose_dir: &Path,
+        labels: &HashMap<String, String>,
+    ) -> Result<ContainerCreateBody> {
+        let mut labels = labels.clone();
+        labels.insert(LABEL_NODE.into(), name.into());
+        let mut exposed = Vec::new();
+        let mut bindings = HashMap::new();
+        for port in &service.ports {
+            let port = parse_port(port).map_err(HarnessError::BadInput)?;
+            let key = format!("{}/tcp", port.container);
+            exposed.push(key.clone());
+            bindings.insert(
+                key,
+                Some(vec![PortBinding {
+                    host_ip: Some("127.0.0.1".into()),
+                    // A fixed host port, chosen now when the file leaves it open: Docker
+                    // would pick a new one on every restart and clients would lose the node.
+                    host_port: Some(match port.host {
+                        Some(p) => p.to_string(),
+                        None => free_port()?.to_string(),
+                    }),
+                }]),
+            );
+        }
+        let mut binds = Vec::new();
+        let mut anonymous = Vec::new();
+        for volume in &service.volumes {
+            let parts: Vec<&str> = volume.split(':').collect();
+            match parts.as_slice() {
+                [target] => anonymous.push(target.to_string()),
+                [source, rest @ ..] => {
+                    let source = if source.starts_with('.') || source.starts_with('/') {
+                        compose_dir.join(source).to_string_lossy().into_owned()
+                    } else {
+                        // A named volume belongs to the run, so it is labelled and swept.
+                        let volume_name = format!("chaos-{}-{}", self.run_id, source);
+                        self.docker
+                            .create_volume(VolumeCreateRequest {
+                                name: Some(volume_name.clone()),
+                                labels: Some(labels.clone()),
+                                ..Default::default()
+                            })
+                            .await?;
+                        volume_name
+                    };
+                    binds.push(format!("{source}:{}", rest.join(":")));
+                }
+                [] => {}
+            }
+        }
+        let healthcheck = service.healthcheck.as_ref().map(|h| HealthConfig {
+            test: Some(h.test.clone()),
+            interval: h.interval.map(|d| d.as_nanos() as i64),
+            timeout: h.timeout.map(|d| d.as_nanos() as i64),
+            retries: h.retries,
+            start_period: h.start_period.map(|d| d.as_nanos() as i64),
+            ..Default::default()
+        });
+        let devices = service
+            .devices
+            .iter()
+            .map(|d| {
+                let mut parts = d.split(':');
+                let host = parts.next().unwrap_or_default().to_string();
+                let inside = parts.next().map(str::to_string).unwrap_or_else(|| host.clone());
+                DeviceMapping {
+                    path_on_host: Some(host),
+                    path_in_container: Some(inside),
+                    cgroup_permissions: Some(parts.next().unwrap_or("rwm").to_string()),
+                }
+            })
+            .collect::<Vec<_>>();
+        Ok(ContainerCreateBody {
+            hostname: Some(service.hostname.clone().unwrap_or_else(|| name.to_string())),
+            image: service.image.clone(),
+            cmd: service.command.clone(),
+            entrypoint: service.entrypoint.clone(),
+            env: Some(
+                service
+                    .environment
+                    .0
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect(),
+            ),
+            labels: Some(labels),
+            exposed_ports: Some(exposed),
+            healthcheck,
+            volumes: (!anonymous.is_empty()).then_some(anonymous),
+            host_config: Some(HostConfig {
+                network_mode: Some(self.network.clone()),
+                port_bindings: Some(bindings),
+                binds: (!binds.is_empty()).then_some(binds),
+                cap_add: (!service.cap_add.is_empty()).then(|| service.cap_add.clone()),
+                devices: (!devices.is_empty()).then_some(devices),
+                ..Default::default()
+            }),
+            networking_config: Some(NetworkingConfig {
+                endpoints_config: Some(HashMap::from([(
+                    self.network.clone(),
+                    EndpointSettings {
+                        aliases: Some(vec![name.to_string()]),
+                        ..Default::default()
+                    },
+                )])),
+            }),
+            ..Default::default()
+        })
+    }
+
+    /// Waits until every node is healthy (or running, without a healthcheck).
+    async fn wait_ready(&self, timeout: Duration) -> Result<()> {
+        let deadline = Instant::now() + timeout;
+        let mut pending: BTreeSet<usize> = (0..self.nodes.len()).collect();
+        while !pending.is_empty() {
+            for i in pending.clone() {
+                let node = &self.nodes[i];
+                let info = self
+                    .docker
+                    .inspect_container(&node.container, None::<InspectContainerOptions>)
+                    .await?;
+                let state = info.state.unwrap_or_default();
+                if state.running != Some(true) {
+                    return Err(HarnessError::infra(format!(
+                        "node {} exited while starting (exit code {}); see its log in the run folder",
+                        node.name,
+                        state.exit_code.unwrap_or_default()
+                    )));
+                }
+                let healthy = match state.health.and_then(|h| h.status) {
+                    None => true,
+                    Some(status) => status.to_string() == "healthy",
+                };
+                if healthy {
+                    pending.remove(&i);
+                }
+            }
+            if pending.is_empty() {
+                break;
+            }
+            if Instant::now() > deadline {
+                let names: Vec<&str> = pending.iter().map(|&i| self.nodes[i].name.as_str()).collect();
+                return Err(HarnessError::infra(format!(
+                    "node(s) {} never became ready within {:?}; see their logs in the run folder",
+                    names.join(", "),
+                    timeout
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        Ok(())
+    }
+
+    pub fn subscribe_logs(&self) -> broadcast::Receiver<LogLine> {
+        self.logs.subscribe()
+    }
+
+    pub fn node(&self, name: &str) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.name.clone()).collect()
+    }
+
+    /// Where the harness reaches `container_port` of a node.
+    pub fn endpoint(&self, node: &str, container_port: u16) -> Option<SocketAddr> {
+        let port = *self.node(node)?.ports.get(&container_port)?;
+        Some(SocketAddr::from(([127, 0, 0, 1], port)))
+    }
+
+    fn container(&self, node: &str) -> Result<&str> {
+        self.node(node)
+            .map(|n| n.container.as_str())
+            .ok_or_else(|| HarnessError::infra(format!("no node {node}")))
+    }
+
+    pub async fn state(&self, node: &str) -> Result<NodeState> {
+        let info = self
+            .docker
+            .inspect_container(self.container(node)?, None::<InspectContainerOptions>)
+            .await?;
+        let state = info.state.unwrap_or_default();
+        Ok(if state.paused == Some(true) {
+            NodeState::Paused
+        } else if state.running == Some(true) {
+            NodeState::Running
+        } else {
+            NodeState::Stopped
+        })
+    }
+
+    pub async fn pause(&self, node: &str) -> Result<()> {
+        Ok(self.docker.pause_container(self.container(node)?).await?)
+    }
+
+    pub async fn unpause(&self, node: &str) -> Result<()> {
+        Ok(self.docker.unpause_container(self.container(node)?).await?)
+    }
+
+    pub async fn kill(&self, node: &str) -> Result<()> {
+        let options = KillContainerOptionsBuilder::new().signal("SIGKILL").build();
+        Ok(self
+            .docker
+            .kill_container(self.container(node)?, Some(options))
+            .await?)
+    }
+
+    /// SIGTERM, then SIGKILL after 10 s, as `docker stop`.
+    pub async fn stop(&self, node: &str) -> Result<()> {
+        let options = StopContainerOptionsBuilder::new().t(10).build();
+        Ok(self
+            .docker
+            .stop_container(self.container(node)?, Some(options))
+            .await?)
+    }
+
+    pub async fn start(&self, node: &str) -> Result<()> {
+        Ok(self
+            .docker
+            .start_container(self.container(node)?, None::<StartContainerOptions>)
+            .await?)
+    }
+
+    pub async fn restart(&self, node: &str) -> Result<()> {
+        let options = RestartContainerOptionsBuilder::new().t(10).build();
+        Ok(self
+            .docker
+            .restart_container(self.container(node)?, Some(options))
+            .await?)
+    }
+
+    /// The node's address on the run network (it may change after a restart).
+    async fn address(&self, node: &str) -> Result<Option<String>> {
+        let info = self
+            .docker
+            .inspect_container(self.container(node)?, None::<InspectContainerOptions>)
+            .await?;
+        Ok(info
+            .network_settings
+            .and_then(|n| n.networks)
+            .and_then(|n| n.get(&self.network).cloned())
+            .and_then(|e| e.ip_address)
+            .filter(|ip| !ip.is_empty()))
+    }
+
+    /// Applies a grudge: each node drops every packet from the nodes listed for it (Jepsen's
+    /// model; a symmetric cut lists both directions). Rules live in a chain of their own in the
+    /// node's network namespace, set by a short-lived tools container that joins it.
+    pub async fn partition(&self, grudge: &BTreeMap<String, BTreeSet<String>>) -> Result<()> {
+        self.partitioned
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut addresses = HashMap::new();
+        for node in self.names() {
+            if let Some(ip) = self.address(&node).await? {
+                addresses.insert(node, ip);
+            }
+        }
+        let mut jobs = Vec::new();
+        for (node, peers) in grudge {
+            // A stopped node has no network namespace to put rules in; it is cut off anyway.
+            if peers.is_empty() || self.state(node).await? == NodeState::Stopped {
+                continue;
+            }
+            let mut script = String::from(CHAIN_SETUP);
+            for peer in peers {
+                if let Some(ip) = addresses.get(peer) {
+                    script.push_str(&format!("iptables -w -A CHAOS -s {ip} -j DROP\n"));
+                }
+            }
+            jobs.push(self.run_tools(node.clone(), script));
+        }
+        for result in futures_util::future::join_all(jobs).await {
+            result?;
+        }
+        Ok(())
+    }
+
+    /// Removes every partition rule on every running node.
+    pub async fn heal_network(&self) -> Result<()> {
+        let mut jobs = Vec::new();
+        for node in self.names() {
+            if self.state(&node).await? == NodeState::Running {
+                jobs.push(self.run_tools(node, format!("{CHAIN_SETUP}iptables -w -F CHAOS\n")));
+            }
+        }
+        for result in futures_util::future::join_all(jobs).await {
+            result?;
+        }
+        Ok(())
+    }
+
+    async fn run_tools(&self, node: String, script: String) -> Result<()> {
+        let target = self.container(&node)?.to_string();
+        let helper = format!("chaos-{}-net-{}-{}", self.run_id, node, unique());
+        let mut labels = run_labels(&self.run_id);
+        labels.insert(LABEL_NODE.into(), format!("{node}-net"));
+        let body = ContainerCreateBody {
+            image: Some(TOOLS_IMAGE.into()),
+            entrypoint: Some(vec!["sh".into(), "-ec".into(), script]),
+            labels: Some(labels),
+            host_config: Some(HostConfig {
+                network_mode: Some(format!("container:{target}")),
+                cap_add: Some(vec!["NET_ADMIN".into()]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        self.docker
+            .create_container(
+                Some(CreateContainerOptionsBuilder::new().name(&helper).build()),
+                body,
+            )
+            .await?;
+        let outcome = async {
+            self.docker
+                .start_container(&helper, None::<StartContainerOptions>)
+                .await?;
+            let mut wait = self
+                .docker
+                .wait_container(&helper, None::<WaitContainerOptions>);
+            let mut code = 0;
+            while let Some(status) = wait.next().await {
+                match status {
+                    Ok(s) => code = s.status_code,
+                    Err(bollard::errors::Error::DockerContainerWaitError { code: c, .. }) => code = c,
+                    Err(e) => return Err(HarnessError::from(e)),
+                }
+            }
+            if code != 0 {
+                let output = container_output(&self.docker, &helper).await;
+                return Err(HarnessError::infra(format!(
+                    "iptables on {node} failed (exit {code}): {}",
+                    output.trim()
+                )));
+            }
+            Ok(())
+        }
+        .await;
+        let _ = self
+            .docker
+            .remove_container(
+                &helper,
+                Some(RemoveContainerOptionsBuilder::new().force(true).build()),
+            )
+            .await;
+        outcome
+    }
+
+    /// Undoes every fault: unpause, start what is stopped, remove partitions.
+    pub async fn heal_all(&self) -> Vec<(String, &'static str, Result<()>)> {
+        let mut done = Vec::new();
+        for node in self.names() {
+            match self.state(&node).await {
+                Ok(NodeState::Paused) => done.push((node.clone(), "unpause", self.unpause(&node).await)),
+                Ok(NodeState::Stopped) => done.push((node.clone(), "start", self.start(&node).await)),
+                Ok(NodeState::Running) => {}
+                Err(e) => done.push((node.clone(), "inspect", Err(e))),
+            }
+        }
+        if self.partitioned.load(std::sync::atomic::Ordering::Relaxed) {
+            done.push(("all".into(), "heal", self.heal_network().await));
+        }
+        done
+    }
+
+    /// Removes every container, network and volume of the run (also the ones a crash left).
+    pub async fn teardown(mut self) -> Result<()> {
+        self.stop_logs.cancel();
+        for task in self.log_tasks.drain(..) {
+            let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
+        }
+        crate::docker::sweep(&self.docker, Some(&self.run_id)).await?;
+        Ok(())
+    }
+
+    pub fn docker(&self) -> &Docker {
+        &self.docker
+    }
+
+    pub fn run_label(&self) -> String {
+        format!("{LABEL_RUN}={}", self.run_id)
+    }
+}
+
+/// A chain of our own, hooked into INPUT once; flushing it heals without touching Docker's rules.
+const CHAIN_SETUP: &str = "iptables -w -N CHAOS 2>/dev/null || true\n\
+iptables -w -C INPUT -j CHAOS 2>/dev/null || iptables -w -I INPUT -j CHAOS\n";
+
+/// A loopback port nobody listens on right now.
+fn free_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| HarnessError::infra(format!("no free port on 127.0.0.1: {e}")))?;
+    Ok(listener.local_addr().map_err(|e| HarnessError::infra(e.to_string()))?.port())
+}
+
+fn unique() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed).to_string()
+}
+
+async fn container_output(docker: &Docker, container: &str) -> String {
+    let options = LogsOptionsBuilder::new().stdout(true).stderr(true).build();
+    let mut stream = docker.logs(container, Some(options));
+    let mut out = String::new();
+    while let Some(Ok(chunk)) = stream.next().await {
+        out.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));
+    }
+    out
+}
+
+/// Services in an order that respects depends_on (then file order).
+fn start_order(compose: &ComposeFile, nodes: &[String]) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    let mut remaining: Vec<String> = nodes.to_vec();
+    while !remaining.is_empty() {
+        let before = remaining.len();
+        remaining.retain(|name| {
+            let deps = &compose.service(name).map(|s| s.depends_on.0.clone()).unwrap_or_default();
+            let ready = deps.iter().all(|d| order.contains(d) || !nodes.contains(d));
+            if ready {
+                order.push(name.clone());
+            }
+            !ready
+        });
+        if remaining.len() == before {
+            // A cycle: start the rest in file order rather than hang.
+            order.append(&mut remaining);
+        }
+    }
+    order
+}
+
+/// Streams a node's output into logs/<node>.log and to log triggers. A container that stops
+/// ends the stream; the follower waits for it to run again and resumes where it left off.
+async fn follow_logs(
+    docker: Docker,
+    node: String,
+    container: String,
+    path: PathBuf,
+    sink: broadcast::Sender<LogLine>,
+    stop: CancellationToken,
+    run_start: Instant,
+) {
+    let Ok(mut file) = tokio::fs::File::create(&path).await else {
+        tracing::warn!("cannot write {}", path.display());
+        return;
+    };
+    let mut last_seen: Option<time::OffsetDateTime> = None;
+    let mut partial = String::new();
+    loop {
+        let since = last_seen.map(|t| t.unix_timestamp() as i32).unwrap_or(0);
+        let options = LogsOptionsBuilder::new()
+            .follow(true)
+            .stdout(true)
+            .stderr(true)
+            .timestamps(true)
+            .since(since)
+            .build();
+        let mut stream = docker.logs(&container, Some(options));
+        loop {
+            let chunk = tokio::select! {
+                _ = stop.cancelled() => None,
+                chunk = stream.next() => chunk,
+            };
+            let Some(Ok(chunk)) = chunk else { break };
+            partial.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));
+            while let Some(end) = partial.find('\n') {
+                let line: String = partial.drain(..=end).collect();
+                let line = line.trim_end_matches(['\n', '\r']);
+                let (stamp, text) = line.split_once(' ').unwrap_or(("", line));
+                let stamp = time::OffsetDateTime::parse(
+                    stamp,
+                    &time::format_description::well_known::Rfc3339,
+                )
+                .ok();
+                if let (Some(stamp), Some(last)) = (stamp, last_seen) {
+                    if stamp <= last {
+                        continue; // replayed by `since` after a reconnect
+                    }
+                }
+                if stamp.is_some() {
+                    last_seen = stamp;
+                }
+                let received = Instant::now();
+                let elapsed = received.duration_since(run_start).as_secs_f64();
+                let _ = file
+                    .write_all(format!("[{elapsed:>12.6}] {text}\n").as_bytes())
+                    .await;
+                let _ = sink.send(LogLine {
+                    node: node.clone(),
+                    text: text.to_string(),
+                    received,
+                });
+            }
+        }
+        let _ = file.flush().await;
+        // The container stopped (or we are done): wait until it runs again.
+        loop {
+            if stop.is_cancelled() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            match docker
+                .inspect_container(&container, None::<InspectContainerOptions>)
+                .await
+            {
+                Ok(info) if info.state.as_ref().and_then(|s| s.running) == Some(true) => break,
+                Ok(_) => {}
+                Err(_) => return, // removed
+            }
+        }
+    }
+}
+
+/// A handle shared by the workload, the fault engine and the final phase.
+pub type SharedCluster = Arc<Cluster>;

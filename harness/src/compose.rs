@@ -1,0 +1,418 @@
+//! The subset of docker-compose.yml the harness understands. The same file works with
+//! `docker compose --profile <p> up` for a person poking by hand; anything outside the subset is
+//! an error here rather than silently ignored.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::de::{self, Deserializer};
+use indexmap::IndexMap;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+pub struct ComposeFile {
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Services in file order.
+    pub services: IndexMap<String, Service>,
+    #[serde(default)]
+    pub volumes: BTreeMap<String, Option<serde::de::IgnoredAny>>,
+    /// Extension fields (`x-...`) are allowed at the top level, as in Compose.
+    #[serde(flatten)]
+    pub extensions: BTreeMap<String, Extension>,
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+/// A top-level key that must be an `x-` extension.
+#[derive(Debug)]
+pub struct Extension;
+
+impl<'de> Deserialize<'de> for Extension {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d)?;
+        Ok(Extension)
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    pub image: Option<String>,
+    pub build: Option<Build>,
+    #[serde(default, deserialize_with = "command_line")]
+    pub command: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "command_line")]
+    pub entrypoint: Option<Vec<String>>,
+    #[serde(default)]
+    pub environment: Environment,
+    pub hostname: Option<String>,
+    #[serde(default)]
+    pub volumes: Vec<String>,
+    #[serde(default)]
+    pub ports: Vec<String>,
+    pub healthcheck: Option<Healthcheck>,
+    #[serde(default)]
+    pub depends_on: DependsOn,
+    #[serde(default)]
+    pub profiles: Vec<String>,
+    #[serde(default)]
+    pub cap_add: Vec<String>,
+    #[serde(default)]
+    pub devices: Vec<String>,
+    /// The harness's own settings for this node (read by later features; kept opaque here).
+    #[serde(default, rename = "x-chaos")]
+    pub x_chaos: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Build {
+    pub context: String,
+    pub dockerfile: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Build {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Long {
+            context: String,
+            dockerfile: Option<String>,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Short(String),
+            Long(Long),
+        }
+        match Either::deserialize(d)
+            .map_err(|_| de::Error::custom("expected a path or { context, dockerfile }"))?
+        {
+            Either::Short(context) => Ok(Build {
+                context,
+                dockerfile: None,
+            }),
+            Either::Long(l) => Ok(Build {
+                context: l.context,
+                dockerfile: l.dockerfile,
+            }),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Environment(pub Vec<(String, String)>);
+
+impl<'de> Deserialize<'de> for Environment {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Scalar {
+            S(String),
+            I(i64),
+            B(bool),
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            List(Vec<String>),
+            Map(IndexMap<String, Option<Scalar>>),
+        }
+        let parsed = Either::deserialize(d).map_err(|_| {
+            de::Error::custom("expected a list of KEY=VALUE or a map of KEY: VALUE")
+        })?;
+        Ok(Environment(match parsed {
+            Either::List(items) => items
+                .into_iter()
+                .map(|item| match item.split_once('=') {
+                    Some((k, v)) => (k.to_string(), v.to_string()),
+                    None => (item, String::new()),
+                })
+                .collect(),
+            Either::Map(pairs) => pairs
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        None => String::new(),
+                        Some(Scalar::S(s)) => s,
+                        Some(Scalar::I(i)) => i.to_string(),
+                        Some(Scalar::B(b)) => b.to_string(),
+                    };
+                    (k, v)
+                })
+                .collect(),
+        }))
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct DependsOn(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for DependsOn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            List(Vec<String>),
+            Map(IndexMap<String, serde::de::IgnoredAny>),
+        }
+        match Either::deserialize(d)
+            .map_err(|_| de::Error::custom("expected a list or a map of service names"))?
+        {
+            Either::List(l) => Ok(DependsOn(l)),
+            Either::Map(m) => Ok(DependsOn(m.into_iter().map(|(k, _)| k).collect())),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Healthcheck {
+    #[serde(deserialize_with = "health_test")]
+    pub test: Vec<String>,
+    #[serde(default, deserialize_with = "compose_duration")]
+    pub interval: Option<Duration>,
+    #[serde(default, deserialize_with = "compose_duration")]
+    pub timeout: Option<Duration>,
+    pub retries: Option<i64>,
+    #[serde(default, deserialize_with = "compose_duration")]
+    pub start_period: Option<Duration>,
+}
+
+fn command_line<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Line(String),
+        List(Vec<String>),
+    }
+    match Option::<Either>::deserialize(d)
+        .map_err(|_| de::Error::custom("expected a command line or a list of arguments"))?
+    {
+        None => Ok(None),
+        Some(Either::List(l)) => Ok(Some(l)),
+        Some(Either::Line(line)) => shell_words::split(&line)
+            .map(Some)
+            .map_err(|e| de::Error::custom(format!("cannot split `{line}`: {e}"))),
+    }
+}
+
+/// `["CMD", ...]`, `["CMD-SHELL", "..."]` or a string (run with a shell), as Docker takes them.
+fn health_test<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Line(String),
+        List(Vec<String>),
+    }
+    match Either::deserialize(d).map_err(|_| de::Error::custom("expected a list or a string"))? {
+        Either::Line(line) => Ok(vec!["CMD-SHELL".to_string(), line]),
+        Either::List(l) => Ok(l),
+    }
+}
+
+fn compose_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    let Some(text) = Option::<String>::deserialize(d)? else {
+        return Ok(None);
+    };
+    parse_compose_duration(&text)
+        .map(Some)
+        .ok_or_else(|| de::Error::custom(format!("`{text}` is not a duration like 1m30s")))
+}
+
+/// Compose durations chain units: `1m30s`, `500ms`, `2s`.
+fn parse_compose_duration(text: &str) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+        let number: f64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let seconds = match &rest[..unit_len] {
+            "us" => number / 1e6,
+            "ms" => number / 1e3,
+            "s" => number,
+            "m" => number * 60.0,
+            "h" => number * 3600.0,
+            _ => return None,
+        };
+        total += Duration::from_secs_f64(seconds);
+        rest = &rest[unit_len..];
+    }
+    Some(total)
+}
+
+#[derive(Debug)]
+pub struct ComposeError(pub String);
+
+impl fmt::Display for ComposeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ComposeError {}
+
+/// One published port: the container port, on 127.0.0.1, with a fixed or a random host port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortSpec {
+    pub host: Option<u16>,
+    pub container: u16,
+}
+
+impl ComposeFile {
+    pub fn load(path: &Path) -> Result<ComposeFile, ComposeError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ComposeError(format!("{}: cannot read: {e}", path.display())))?;
+        let mut key_path = String::new();
+        let options = serde_saphyr::options! { with_snippet: false };
+        let parsed: Result<ComposeFile, _> =
+            serde_saphyr::with_deserializer_from_str_with_options(&text, options, |de| {
+                serde_path_to_error::deserialize(de).map_err(|e| {
+                    key_path = e.path().to_string();
+                    e.into_inner()
+                })
+            });
+        let mut file = parsed.map_err(|e| {
+            let loc = e.location().unwrap_or(serde_saphyr::Location::UNKNOWN);
+            let message = e.render();
+            let message = message.split(" at line ").next().unwrap_or_default();
+            ComposeError(format!(
+                "{}:{}:{}: {key_path}: {message}",
+                path.display(),
+                loc.line(),
+                loc.column()
+            ))
+        })?;
+        if let Some(bad) = file.extensions.keys().find(|k| !k.starts_with("x-")) {
+            return Err(ComposeError(format!(
+                "{}: top-level key `{bad}` is not supported (services, volumes, name, x-*)",
+                path.display()
+            )));
+        }
+        for (name, service) in &file.services {
+            if service.image.is_none() {
+                return Err(ComposeError(format!(
+                    "{}: service `{name}` needs an image (the harness names and builds images by tag)",
+                    path.display()
+                )));
+            }
+            for port in &service.ports {
+                parse_port(port).map_err(|e| {
+                    ComposeError(format!("{}: service `{name}`: {e}", path.display()))
+                })?;
+            }
+        }
+        file.dir = path
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_else(|| PathBuf::from("."));
+        Ok(file)
+    }
+
+    pub fn profile_services(&self, profile: &str) -> Vec<String> {
+        self.services
+            .iter()
+            .filter(|(_, s)| s.profiles.iter().any(|p| p == profile))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    pub fn profiles(&self) -> Vec<String> {
+        let mut all: Vec<String> = self
+            .services
+            .iter()
+            .flat_map(|(_, s)| s.profiles.iter().cloned())
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    pub fn service(&self, name: &str) -> Option<&Service> {
+        self.services.get(name)
+    }
+}
+
+/// `"2379"`, `"127.0.0.1::2379"`, `"127.0.0.1:12379:2379"`, `"12379:2379"`; always published on
+/// loopback only, whatever the file says, so a run never exposes a node beyond this machine.
+pub fn parse_port(text: &str) -> Result<PortSpec, String> {
+    let text = text.trim().trim_end_matches("/tcp");
+    let parts: Vec<&str> = text.split(':').collect();
+    let num = |s: &str| {
+        s.parse::<u16>()
+            .map_err(|_| format!("`{text}` is not a port mapping"))
+    };
+    match parts.as_slice() {
+        [c] => Ok(PortSpec {
+            host: None,
+            container: num(c)?,
+        }),
+        [h, c] => Ok(PortSpec {
+            host: Some(num(h)?),
+            container: num(c)?,
+        }),
+        [_ip, h, c] => Ok(PortSpec {
+            host: if h.is_empty() { None } else { Some(num(h)?) },
+            container: num(c)?,
+        }),
+        _ => Err(format!("`{text}` is not a port mapping")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_parse() {
+        assert_eq!(
+            parse_port("127.0.0.1::2379").unwrap(),
+            PortSpec {
+                host: None,
+                container: 2379
+            }
+        );
+        assert_eq!(parse_port("12379:2379").unwrap().host, Some(12379));
+        assert!(parse_port("a:b:c:d").is_err());
+    }
+
+    #[test]
+    fn compose_durations_chain_units() {
+        assert_eq!(parse_compose_duration("1m30s"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_compose_duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_compose_duration("5"), None);
+    }
+
+    #[test]
+    fn services_keep_file_order_and_reject_unknown_keys() {
+        let dir = std::env::temp_dir().join(format!("chaos-compose-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.yml");
+        std::fs::write(
+            &path,
+            "services:\n  b:\n    image: x\n    profiles: [p]\n    command: run --flag 'a b'\n  a:\n    image: y\n    profiles: [p]\n    environment: { K: 1 }\n",
+        )
+        .unwrap();
+        let file = ComposeFile::load(&path).unwrap();
+        assert_eq!(file.profile_services("p"), vec!["b", "a"]);
+        assert_eq!(
+            file.service("b").unwrap().command.as_deref().unwrap(),
+            ["run", "--flag", "a b"]
+        );
+        assert_eq!(file.service("a").unwrap().environment.0, vec![("K".into(), "1".into())]);
+        std::fs::write(&path, "services:\n  b:\n    image: x\n    restart: always\n").unwrap();
+        let err = ComposeFile::load(&path).unwrap_err().to_string();
+        assert!(err.contains(":4:") && err.contains("restart"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,216 @@
+//! Talking to the Docker engine: connecting, the labels every run object carries, and sweeping
+//! what dead runs left behind.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use bollard::query_parameters::{
+    ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveVolumeOptionsBuilder,
+};
+use bollard::Docker;
+
+use crate::error::{docker_message, HarnessError, Result};
+
+pub const LABEL_RUN: &str = "chaos.run";
+pub const LABEL_NODE: &str = "chaos.node";
+const LABEL_PID: &str = "chaos.pid";
+const LABEL_PID_START: &str = "chaos.pid-start";
+
+/// Connects and agrees on an API version (the engine here may be older than bollard's default).
+pub async fn connect() -> Result<Docker> {
+    let unreachable = |cause: String| {
+        HarnessError::infra(format!(
+            "Docker is not reachable ({cause}); start the engine (dockerd) or set DOCKER_HOST"
+        ))
+    };
+    let docker = Docker::connect_with_local_defaults().map_err(|e| unreachable(e.to_string()))?;
+    let docker = tokio::time::timeout(Duration::from_secs(10), docker.negotiate_version())
+        .await
+        .map_err(|_| unreachable("no answer in 10 s".into()))?
+        .map_err(|e| unreachable(docker_message(&e)))?;
+    tokio::time::timeout(Duration::from_secs(10), docker.ping())
+        .await
+        .map_err(|_| unreachable("no answer in 10 s".into()))?
+        .map_err(|e| unreachable(docker_message(&e)))?;
+    Ok(docker)
+}
+
+/// Labels for every container, network and volume of a run; the pid and its start time let a
+/// later sweep tell a live run from a dead one without any state file.
+pub fn run_labels(run_id: &str) -> HashMap<String, String> {
+    let pid = std::process::id();
+    HashMap::from([
+        (LABEL_RUN.to_string(), run_id.to_string()),
+        (LABEL_PID.to_string(), pid.to_string()),
+        (
+            LABEL_PID_START.to_string(),
+            process_start(pid).unwrap_or(0).to_string(),
+        ),
+    ])
+}
+
+/// The start time of a process in clock ticks since boot (field 22 of /proc/PID/stat).
+fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may contain spaces; fields after it are plain.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(19)?.parse().ok()
+}
+
+fn run_is_alive(labels: &HashMap<String, String>) -> bool {
+    let pid = labels.get(LABEL_PID).and_then(|p| p.parse::<u32>().ok());
+    let start = labels.get(LABEL_PID_START).and_then(|s| s.parse::<u64>().ok());
+    match (pid, start) {
+        (Some(pid), Some(start)) => process_start(pid) == Some(start),
+        _ => false,
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Swept {
+    pub containers: Vec<String>,
+    pub networks: Vec<String>,
+    pub volumes: Vec<String>,
+}
+
+impl Swept {
+    pub fn is_empty(&self) -> bool {
+        self.containers.is_empty() && self.networks.is_empty() && self.volumes.is_empty()
+    }
+}
+
+fn label_filter(value: String) -> HashMap<String, Vec<String>> {
+    HashMap::from([("label".to_string(), vec![value])])
+}
+
+/// Removes everything labelled by runs whose harness is gone (or, with `only_run`, by that run
+/// alone, alive or not: the run's own teardown).
+pub async fn sweep(docker: &Docker, only_run: Option<&str>) -> Result<Swept> {
+    let filter = match only_run {
+        Some(run) => format!("{LABEL_RUN}={run}"),
+        None => LABEL_RUN.to_string(),
+    };
+    let doomed = |labels: &HashMap<String, String>| only_run.is_some() || !run_is_alive(labels);
+    let mut swept = Swept::default();
+
+    let containers = docker
+        .list_containers(Some(
+            ListContainersOptionsBuilder::new()
+                .all(true)
+                .filters(&label_filter(filter.clone()))
+                .build(),
+        ))
+        .await?;
+    for c in containers {
+        let labels = c.labels.clone().unwrap_or_default();
+        if !doomed(&labels) {
+            continue;
+        }
+        let Some(id) = c.id else { continue };
+        let options = RemoveContainerOptionsBuilder::new().force(true).v(true).build();
+        match docker.remove_container(&id, Some(options)).await {
+            Ok(()) => {}
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let name = c
+            .names
+            .and_then(|n| n.first().cloned())
+            .unwrap_or(id)
+            .trim_start_matches('/')
+            .to_string();
+        swept.containers.push(name);
+    }
+
+    let networks = docker
+        .list_networks(Some(
+            ListNetworksOptionsBuilder::new()
+                .filters(&label_filter(filter.clone()))
+                .build(),
+        ))
+        .await?;
+    for n in networks {
+        if !doomed(&n.labels.clone().unwrap_or_default()) {
+            continue;
+        }
+        let Some(name) = n.name else { continue };
+        match docker.remove_network(&name).await {
+            Ok(()) => swept.networks.push(name),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+
+    let volumes = docker
+        .list_volumes(Some(
+            ListVolumesOptionsBuilder::new()
+                .filters(&label_filter(filter))
+                .build(),
+        ))
+        .await?;
+    for v in volumes.volumes.unwrap_or_default() {
+        if !doomed(&v.labels) {
+            continue;
+        }
+        match docker
+            .remove_volume(&v.name, Some(RemoveVolumeOptionsBuilder::new().force(true).build()))
+            .await
+        {
+            Ok(()) => swept.volumes.push(v.name),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(swept)
+}
+
+/// Counts what is labelled with a run id (for tests and `chaos clean --dry-run`).
+pub async fn labelled(docker: &Docker, run_id: &str) -> Result<BTreeMap<&'static str, usize>> {
+    let filter = label_filter(format!("{LABEL_RUN}={run_id}"));
+    let containers = docker
+        .list_containers(Some(
+            ListContainersOptionsBuilder::new()
+                .all(true)
+                .filters(&filter)
+                .build(),
+        ))
+        .await?
+        .len();
+    let networks = docker
+        .list_networks(Some(ListNetworksOptionsBuilder::new().filters(&filter).build()))
+        .await?
+        .len();
+    let volumes = docker
+        .list_volumes(Some(ListVolumesOptionsBuilder::new().filters(&filter).build()))
+        .await?
+        .volumes
+        .unwrap_or_default()
+        .len();
+    Ok(BTreeMap::from([
+        ("containers", containers),
+        ("networks", networks),
+        ("volumes", volumes),
+    ]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_process_is_alive_and_a_stale_start_is_not() {
+        let labels = run_labels("t");
+        assert!(run_is_alive(&labels));
+        let mut stale = labels.clone();
+        stale.insert(LABEL_PID_START.into(), "1".into());
+        assert!(!run_is_alive(&stale));
+        assert!(!run_is_alive(&HashMap::new()));
+    }
+}

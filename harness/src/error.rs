@@ -1,0 +1,77 @@
+//! The harness's errors, each mapped to one of Jepsen's exit codes so a CI job can tell
+//! "the system is broken" (1) from "the test is broken" (254, 255).
+
+use std::fmt;
+
+use crate::scenario::ScenarioError;
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_VIOLATION: i32 = 1;
+pub const EXIT_UNKNOWN: i32 = 2;
+/// 128 + SIGINT, as shells report it: the run was interrupted and cleaned up.
+pub const EXIT_INTERRUPTED: i32 = 130;
+pub const EXIT_BAD_INPUT: i32 = 254;
+pub const EXIT_INFRA: i32 = 255;
+
+#[derive(Debug)]
+pub enum HarnessError {
+    /// Scenario problems, each with file:line:column.
+    Scenario(Vec<ScenarioError>),
+    /// Bad arguments or unreadable input.
+    BadInput(String),
+    /// Docker, images, nodes that never got ready: the test could not run.
+    Infra(String),
+    /// Ctrl-C or SIGTERM; what was recorded is kept.
+    Interrupted(String),
+}
+
+impl HarnessError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            HarnessError::Scenario(_) | HarnessError::BadInput(_) => EXIT_BAD_INPUT,
+            HarnessError::Infra(_) => EXIT_INFRA,
+            HarnessError::Interrupted(_) => EXIT_INTERRUPTED,
+        }
+    }
+
+    pub fn infra(message: impl Into<String>) -> Self {
+        HarnessError::Infra(message.into())
+    }
+}
+
+impl fmt::Display for HarnessError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HarnessError::Scenario(list) => {
+                for (i, e) in list.iter().enumerate() {
+                    if i > 0 {
+                        writeln!(f)?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                Ok(())
+            }
+            HarnessError::BadInput(m) => write!(f, "{m}"),
+            HarnessError::Infra(m) => write!(f, "{m}"),
+            HarnessError::Interrupted(m) => write!(f, "interrupted: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for HarnessError {}
+
+impl From<bollard::errors::Error> for HarnessError {
+    fn from(e: bollard::errors::Error) -> Self {
+        HarnessError::Infra(format!("docker: {}", docker_message(&e)))
+    }
+}
+
+/// Docker's own message, without bollard's wrapping, for one-line causes.
+pub fn docker_message(e: &bollard::errors::Error) -> String {
+    match e {
+        bollard::errors::Error::DockerResponseServerError { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+pub type Result<T, E = HarnessError> = std::result::Result<T, E>;

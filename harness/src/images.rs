@@ -1,0 +1,153 @@
+//! Images without a registry: the base image comes from debootstrap (images/base/build.sh), and
+//! every other image builds FROM it out of images/<name>/Dockerfile.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use bollard::query_parameters::BuildImageOptionsBuilder;
+use bollard::Docker;
+use futures_util::StreamExt;
+
+use crate::cluster::TOOLS_IMAGE;
+use crate::compose::ComposeFile;
+use crate::error::{docker_message, HarnessError, Result};
+
+pub const BASE_IMAGE: &str = "chaos-base:bookworm";
+
+/// An image a run needs, and how to make it if it is missing.
+pub struct ImageSpec {
+    pub tag: String,
+    /// Build context folder and Dockerfile name, when the image can be built here.
+    pub build: Option<(PathBuf, String)>,
+}
+
+/// The images of some services of a compose file, plus the tools image for network faults.
+pub fn images_for(compose: &ComposeFile, services: &[String]) -> Vec<ImageSpec> {
+    let mut specs: Vec<ImageSpec> = Vec::new();
+    for name in services {
+        let Some(service) = compose.service(name) else {
+            continue;
+        };
+        let Some(tag) = service.image.clone() else {
+            continue;
+        };
+        if specs.iter().any(|s| s.tag == tag) {
+            continue;
+        }
+        let build = service.build.as_ref().map(|b| {
+            (
+                compose.dir.join(&b.context),
+                b.dockerfile.clone().unwrap_or_else(|| "Dockerfile".into()),
+            )
+        });
+        specs.push(ImageSpec { tag, build });
+    }
+    specs.push(ImageSpec {
+        tag: TOOLS_IMAGE.into(),
+        build: Some((compose.dir.join("images/tools"), "Dockerfile".into())),
+    });
+    specs
+}
+
+pub async fn exists(docker: &Docker, tag: &str) -> bool {
+    docker.inspect_image(tag).await.is_ok()
+}
+
+/// Makes sure every image is there, building what is missing (base image first).
+pub async fn ensure(docker: &Docker, repo: &Path, specs: &[ImageSpec], force: bool) -> Result<()> {
+    for spec in specs {
+        if !force && exists(docker, &spec.tag).await {
+            continue;
+        }
+        let Some((context, dockerfile)) = &spec.build else {
+            return Err(HarnessError::infra(format!(
+                "image {tag} is missing and has no build here; on a machine with registry access run \
+                 `docker pull {tag} && docker save {tag} -o image.tar`, then `docker load -i image.tar` here",
+                tag = spec.tag
+            )));
+        };
+        ensure_base(docker, repo, force).await?;
+        build(docker, &spec.tag, context, dockerfile).await?;
+    }
+    Ok(())
+}
+
+/// The offline Debian base, made by images/base/build.sh (debootstrap + docker import, or a pull
+/// and tag where a registry answers).
+pub async fn ensure_base(docker: &Docker, repo: &Path, force: bool) -> Result<()> {
+    if !force && exists(docker, BASE_IMAGE).await {
+        return Ok(());
+    }
+    let script = repo.join("images/base/build.sh");
+    eprintln!("building the base image {BASE_IMAGE} with {} ...", script.display());
+    let started = Instant::now();
+    let status = tokio::task::spawn_blocking(move || Command::new("bash").arg(&script).status())
+        .await
+        .map_err(|e| HarnessError::infra(e.to_string()))?
+        .map_err(|e| HarnessError::infra(format!("cannot run images/base/build.sh: {e}")))?;
+    if !status.success() {
+        return Err(HarnessError::infra(format!(
+            "images/base/build.sh failed ({status}); the base image {BASE_IMAGE} is needed to build every other image"
+        )));
+    }
+    eprintln!("base image ready in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+async fn build(docker: &Docker, tag: &str, context: &Path, dockerfile: &str) -> Result<()> {
+    let started = Instant::now();
+    eprintln!("building image {tag} from {} ...", context.display());
+    let context_dir = context.to_path_buf();
+    let archive = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
+        let mut tar = tar::Builder::new(Vec::new());
+        tar.append_dir_all(".", &context_dir)?;
+        tar.into_inner()
+    })
+    .await
+    .map_err(|e| HarnessError::infra(e.to_string()))?
+    .map_err(|e| HarnessError::infra(format!("cannot read {}: {e}", context.display())))?;
+    let options = BuildImageOptionsBuilder::new()
+        .dockerfile(dockerfile)
+        .t(tag)
+        .rm(true)
+        .forcerm(true)
+        .labels(&HashMap::from([("chaos.image".to_string(), tag.to_string())]))
+        .build();
+    let body = bollard::body_full(archive.into());
+    let mut stream = docker.build_image(options, None, Some(body));
+    let show = std::io::stderr().is_terminal();
+    let mut tail: Vec<String> = Vec::new();
+    while let Some(item) = stream.next().await {
+        match item {
+            Ok(info) => {
+                if let Some(line) = info.stream {
+                    if show {
+                        eprint!("{line}");
+                    }
+                    tail.push(line);
+                    if tail.len() > 20 {
+                        tail.remove(0);
+                    }
+                }
+                if let Some(err) = info.error_detail.and_then(|d| d.message) {
+                    return Err(HarnessError::infra(format!(
+                        "building {tag} failed: {err}\n{}",
+                        tail.concat()
+                    )));
+                }
+            }
+            Err(e) => {
+                return Err(HarnessError::infra(format!(
+                    "building {tag} failed: {}\n{}",
+                    docker_message(&e),
+                    tail.concat()
+                )))
+            }
+        }
+    }
+    eprintln!("image {tag} built in {:.0?}", started.elapsed());
+    Ok(())
+}

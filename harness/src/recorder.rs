@@ -1,0 +1,168 @@
+//! Recording as things happen: history.jsonl (every operation's invocation and completion) and
+//! faults.jsonl (every fault and its undo). Each line is flushed at once, so a harness that dies
+//! leaves a history that can still be checked.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+use crate::systems::{Operation, Outcome};
+
+/// A JSON-lines file written one flushed line at a time.
+pub struct JsonlWriter {
+    file: Mutex<BufWriter<File>>,
+}
+
+impl JsonlWriter {
+    pub fn create(path: &Path) -> std::io::Result<Self> {
+        Ok(JsonlWriter {
+            file: Mutex::new(BufWriter::new(File::create(path)?)),
+        })
+    }
+
+    pub fn write(&self, value: &impl Serialize) {
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        // A full disk must not stop the run; the check will then see a short history.
+        if serde_json::to_writer(&mut *file, value).is_ok() {
+            let _ = file.write_all(b"\n");
+            let _ = file.flush();
+        }
+    }
+}
+
+pub struct Recorder {
+    history: JsonlWriter,
+    next_index: Mutex<u64>,
+    start: Instant,
+    completed: watch::Sender<u64>,
+}
+
+impl Recorder {
+    pub fn create(path: &Path, start: Instant) -> std::io::Result<Self> {
+        Ok(Recorder {
+            history: JsonlWriter::create(path)?,
+            next_index: Mutex::new(0),
+            start,
+            completed: watch::channel(0).0,
+        })
+    }
+
+    /// Nanoseconds since the run began (monotonic).
+    pub fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    pub fn start(&self) -> Instant {
+        self.start
+    }
+
+    /// Completed operations so far, for `after: {ops: N}` triggers.
+    pub fn completed(&self) -> watch::Receiver<u64> {
+        self.completed.subscribe()
+    }
+
+    fn write(&self, mut event: Value) {
+        // Index and time are taken under one lock so the file is ordered by both.
+        let mut next = self.next_index.lock().unwrap_or_else(|e| e.into_inner());
+        event["index"] = json!(*next);
+        event["time"] = json!(self.now());
+        self.history.write(&event);
+        *next += 1;
+    }
+
+    pub fn invoke(&self, process: u64, op: &Operation, node: &str) {
+        let value = match op.f {
+            "read" => Value::Null,
+            _ => op.value.clone(),
+        };
+        self.write(json!({
+            "process": process, "type": "invoke", "f": op.f, "key": op.key,
+            "value": value, "node": node,
+        }));
+    }
+
+    pub fn complete(&self, process: u64, op: &Operation, outcome: &Outcome, node: &str) {
+        let (kind, value, error) = match outcome {
+            Outcome::Ok(v) => ("ok", v.clone(), None),
+            Outcome::Fail(e) => ("fail", op_value(op), Some(e.clone())),
+            Outcome::Info(e) => ("info", op_value(op), Some(e.clone())),
+        };
+        let mut event = json!({
+            "process": process, "type": kind, "f": op.f, "key": op.key,
+            "value": value, "node": node,
+        });
+        if let Some(error) = error {
+            event["error"] = json!(error);
+        }
+        self.write(event);
+        self.completed.send_modify(|n| *n += 1);
+    }
+}
+
+fn op_value(op: &Operation) -> Value {
+    match op.f {
+        "read" => Value::Null,
+        _ => op.value.clone(),
+    }
+}
+
+/// One line of faults.jsonl.
+#[derive(Debug, Clone, Serialize)]
+pub struct FaultEvent {
+    /// Nanoseconds since the run began, when the action completed.
+    pub time: u64,
+    /// When the action was started, same clock.
+    pub started: u64,
+    /// Index of the scenario's fault step; absent for the final heal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    pub action: String,
+    /// apply, undo (after `for:`), then (a follow-up), final-heal.
+    pub phase: &'static str,
+    pub targets: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grudge: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// "ok", or what went wrong.
+    pub outcome: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_indexed_flushed_and_counted() {
+        let dir = std::env::temp_dir().join(format!("chaos-rec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("history.jsonl");
+        let recorder = Recorder::create(&path, Instant::now()).unwrap();
+        let completed = recorder.completed();
+        let op = Operation {
+            f: "write",
+            key: "k1".into(),
+            value: json!(3),
+        };
+        recorder.invoke(0, &op, "etcd1");
+        recorder.complete(0, &op, &Outcome::Info("timeout".into()), "etcd1");
+        // Read back without dropping the recorder: each line must already be on disk.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[1]["index"], 1);
+        assert_eq!(lines[1]["type"], "info");
+        assert_eq!(lines[1]["error"], "timeout");
+        assert!(lines[1]["time"].as_u64() >= lines[0]["time"].as_u64());
+        assert_eq!(*completed.borrow(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

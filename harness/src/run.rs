@@ -1,0 +1,313 @@
+//! One run of a scenario, in one direction: plan -> cluster + workload + faults -> history ->
+//! checks -> result.json -> report. The cluster is removed on every way out.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::cluster::{Cluster, ClusterSpec};
+use crate::error::{HarnessError, Result, EXIT_INTERRUPTED};
+use crate::faults::FaultEngine;
+use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
+use crate::scenario::plan::make_plan;
+use crate::scenario::LoadedScenario;
+use crate::systems::{self, AdapterSettings};
+use crate::workload::{self, WorkloadConfig};
+use crate::{checks, docker, images, report};
+
+pub struct RunOptions {
+    pub seed: Option<u64>,
+    /// Where run folders go (reports/ by default).
+    pub out: PathBuf,
+    pub ready_timeout: Duration,
+}
+
+pub struct RunOutcome {
+    pub run_dir: PathBuf,
+    pub exit_code: i32,
+    pub seed: u64,
+    pub summary: String,
+}
+
+/// A run id that sorts by time and is unique on this machine.
+fn new_run_id(now: time::OffsetDateTime) -> String {
+    let stamp = now
+        .format(time::macros::format_description!(
+            "[year][month][day]t[hour][minute][second]"
+        ))
+        .unwrap_or_default();
+    format!("{stamp}-{:04x}", rand::random::<u16>())
+}
+
+pub fn run_folder(out: &Path, scenario: &str, now: time::OffsetDateTime, seed: u64) -> PathBuf {
+    let stamp = now
+        .format(time::macros::format_description!(
+            "[year][month][day]T[hour][minute][second]Z"
+        ))
+        .unwrap_or_default();
+    out.join(scenario).join(format!("{stamp}-s{seed}"))
+}
+
+pub async fn run_scenario(
+    loaded: &LoadedScenario,
+    options: &RunOptions,
+    interrupt: CancellationToken,
+) -> Result<RunOutcome> {
+    let spec = &loaded.spec;
+    let seed = options
+        .seed
+        .or(spec.seed)
+        .unwrap_or_else(|| rand::random::<u32>() as u64);
+    let now = time::OffsetDateTime::now_utc();
+    let run_id = new_run_id(now);
+    let mut run_dir = run_folder(&options.out, &spec.name, now, seed);
+    if run_dir.exists() {
+        // Two runs of one scenario and seed in the same second (--repeat with a fixed seed).
+        run_dir = run_dir.with_file_name(format!(
+            "{}-{}",
+            run_dir.file_name().unwrap_or_default().to_string_lossy(),
+            &run_id[run_id.len() - 4..]
+        ));
+    }
+    let logs_dir = run_dir.join("logs");
+    std::fs::create_dir_all(&logs_dir).map_err(|e| {
+        HarnessError::infra(format!("cannot create {}: {e}", logs_dir.display()))
+    })?;
+    let latest = options.out.join(&spec.name).join("latest");
+    let _ = std::fs::remove_file(&latest);
+    if let Some(name) = run_dir.file_name() {
+        let _ = std::os::unix::fs::symlink(name, &latest);
+    }
+    std::fs::write(run_dir.join("scenario.yaml"), loaded.resolved_text(seed))
+        .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
+    let plan = make_plan(spec, seed);
+    let plan_json = serde_json::to_string_pretty(&plan).unwrap_or_default();
+    std::fs::write(run_dir.join("plan.json"), plan_json)
+        .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
+    eprintln!(
+        "run {} of {} (seed {seed}) -> {}",
+        run_id,
+        spec.name,
+        run_dir.display()
+    );
+
+    let started = Instant::now();
+    let outcome = play(loaded, options, &run_dir, &run_id, seed, interrupt.clone()).await;
+    let elapsed = started.elapsed();
+    let meta = json!({
+        "run_id": run_id,
+        "scenario": spec.name,
+        "description": spec.description,
+        "system": spec.system.value,
+        "seed": seed,
+        "started": now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
+        "duration_s": elapsed.as_secs_f64(),
+        "command": reproduce_command(&loaded.path, seed),
+    });
+
+    let result = match outcome {
+        Ok(()) if interrupt.is_cancelled() => {
+            checks::write_unchecked(&run_dir, &meta, "interrupted", "the run was interrupted; the partial history is kept: check it with `chaos check RUN_DIR`")?;
+            report::render(&run_dir)?;
+            return Ok(RunOutcome {
+                exit_code: EXIT_INTERRUPTED,
+                summary: format!("{}: interrupted, history kept in {}", spec.name, run_dir.display()),
+                run_dir,
+                seed,
+            });
+        }
+        Ok(()) => checks::check_run(&run_dir, &spec.checks, &meta)?,
+        Err(e) => {
+            let verdict = if matches!(e, HarnessError::Interrupted(_)) {
+                "interrupted"
+            } else {
+                "error"
+            };
+            checks::write_unchecked(&run_dir, &meta, verdict, &e.to_string())?;
+            let _ = report::render(&run_dir);
+            return Err(e);
+        }
+    };
+    report::render(&run_dir)?;
+    Ok(RunOutcome {
+        exit_code: result.exit_code,
+        summary: format!("{}: {} (seed {seed}) {}", spec.name, result.verdict, run_dir.display()),
+        run_dir,
+        seed,
+    })
+}
+
+fn reproduce_command(scenario: &Path, seed: u64) -> String {
+    format!("chaos run {} --seed {seed}", scenario.display())
+}
+
+/// Everything that touches Docker. The cluster is torn down whatever happens inside.
+async fn play(
+    loaded: &LoadedScenario,
+    options: &RunOptions,
+    run_dir: &Path,
+    run_id: &str,
+    seed: u64,
+    interrupt: CancellationToken,
+) -> Result<()> {
+    let spec = &loaded.spec;
+    let docker = docker::connect().await?;
+    let swept = docker::sweep(&docker, None).await?;
+    if !swept.is_empty() {
+        eprintln!(
+            "swept leftovers of dead runs: {} container(s), {} network(s), {} volume(s)",
+            swept.containers.len(),
+            swept.networks.len(),
+            swept.volumes.len()
+        );
+    }
+    let repo = loaded.compose.dir.clone();
+    let needed = images::images_for(&loaded.compose, &loaded.nodes);
+    tokio::select! {
+        r = images::ensure(&docker, &repo, &needed, false) => r?,
+        _ = interrupt.cancelled() => return Err(HarnessError::Interrupted("while building images".into())),
+    }
+
+    let run_start = Instant::now();
+    let cluster_spec = ClusterSpec {
+        compose: &loaded.compose,
+        nodes: &loaded.nodes,
+        run_id,
+        logs_dir: &run_dir.join("logs"),
+        run_start,
+        ready_timeout: options.ready_timeout,
+    };
+    let ready_started = Instant::now();
+    let cluster = tokio::select! {
+        c = Cluster::launch(&docker, cluster_spec) => c,
+        _ = interrupt.cancelled() => Err(HarnessError::Interrupted("while starting the cluster".into())),
+    };
+    let cluster = match cluster {
+        Ok(c) => Arc::new(c),
+        Err(e) => {
+            let _ = docker::sweep(&docker, Some(run_id)).await;
+            return Err(e);
+        }
+    };
+    eprintln!(
+        "cluster ready in {:.1} s: {}",
+        ready_started.elapsed().as_secs_f64(),
+        cluster.names().join(", ")
+    );
+    let result = drive(loaded, &cluster, run_dir, run_start, seed, interrupt).await;
+    // Every way out of the run goes through here (errors included); Ctrl-C cancels the
+    // workload, never this.
+    let teardown = match Arc::try_unwrap(cluster) {
+        Ok(cluster) => cluster.teardown().await,
+        Err(_) => docker::sweep(&docker, Some(run_id)).await.map(|_| ()),
+    };
+    let _ = docker::sweep(&docker, Some(run_id)).await;
+    result.and(teardown)?;
+    Ok(())
+}
+
+async fn drive(
+    loaded: &LoadedScenario,
+    cluster: &Arc<Cluster>,
+    run_dir: &Path,
+    run_start: Instant,
+    seed: u64,
+    interrupt: CancellationToken,
+) -> Result<()> {
+    let spec = &loaded.spec;
+    let info = systems::lookup(&spec.system.value)
+        .ok_or_else(|| HarnessError::BadInput(format!("unknown system {}", spec.system.value)))?;
+    let settings = AdapterSettings {
+        read: spec.workload.read,
+        connect_timeout: Duration::from_secs(1),
+    };
+    let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(cluster, &settings));
+    let io = |e: std::io::Error| HarnessError::infra(format!("cannot write the run folder: {e}"));
+    let recorder = Arc::new(Recorder::create(&run_dir.join("history.jsonl"), run_start).map_err(io)?);
+    let fault_log = Arc::new(JsonlWriter::create(&run_dir.join("faults.jsonl")).map_err(io)?);
+    let engine = Arc::new(FaultEngine {
+        cluster: cluster.clone(),
+        adapter: adapter.clone(),
+        recorder: recorder.clone(),
+        log: fault_log,
+    });
+    let workload_nodes = spec
+        .workload
+        .nodes
+        .as_ref()
+        .map(|n| n.value.clone())
+        .unwrap_or_else(|| cluster.names());
+    let config = Arc::new(WorkloadConfig {
+        kind: spec.workload.kind,
+        processes: spec.workload.processes,
+        keys: spec.workload.keys,
+        rate: spec.workload.rate.0,
+        duration: spec.workload.duration.0,
+        timeout: spec.workload.timeout.0,
+        nodes: workload_nodes,
+        seed,
+    });
+
+    let stop_faults = interrupt.child_token();
+    let workload_start = Instant::now();
+    let steps: Vec<_> = spec.faults.iter().map(|s| &s.value).collect();
+    let plan = make_plan(spec, seed);
+    let fault_tasks = engine.spawn_steps(&steps, &plan, workload_start, stop_faults.clone());
+    eprintln!(
+        "workload: {} processes, {} keys, {}/s for {}",
+        config.processes,
+        config.keys,
+        config.rate,
+        crate::scenario::units::format_duration(config.duration)
+    );
+    workload::run(adapter.clone(), recorder.clone(), config.clone(), interrupt.clone()).await;
+    stop_faults.cancel();
+    for task in fault_tasks {
+        let _ = task.await;
+    }
+    if interrupt.is_cancelled() {
+        heal(&engine, cluster).await;
+        return Ok(());
+    }
+    let final_phase = &spec.final_phase;
+    if final_phase.heal {
+        heal(&engine, cluster).await;
+    }
+    tokio::select! {
+        _ = tokio::time::sleep(final_phase.settle.0) => {}
+        _ = interrupt.cancelled() => return Ok(()),
+    }
+    if final_phase.reads {
+        let first = u64::from(config.processes) * 1_000_000;
+        tokio::select! {
+            _ = workload::final_reads(adapter.as_ref(), &recorder, &config, first) => {}
+            _ = interrupt.cancelled() => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
+/// The final heal: every node running and unpaused, every partition removed, each recorded.
+async fn heal(engine: &FaultEngine, cluster: &Cluster) {
+    for (node, action, outcome) in cluster.heal_all().await {
+        let now = engine.recorder.now();
+        engine.record(FaultEvent {
+            time: now,
+            started: now,
+            step: None,
+            action: action.into(),
+            phase: "final-heal",
+            targets: vec![node],
+            mode: None,
+            grudge: None,
+            trigger: None,
+            outcome: match outcome {
+                Ok(()) => "ok".into(),
+                Err(e) => e.to_string(),
+            },
+        });
+    }
+}

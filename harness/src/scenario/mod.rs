@@ -1,0 +1,774 @@
+//! Scenarios: the YAML a user writes, parsed strictly (unknown keys are errors) and validated
+//! against the compose file, the system adapter and the checker before any container starts.
+
+pub mod plan;
+pub mod units;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_saphyr::{Location, Spanned};
+
+use crate::compose::ComposeFile;
+use crate::systems;
+pub use units::{Dur, DurRange, Rate};
+
+/// A scenario as written. Field names are the YAML keys.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub system: Spanned<String>,
+    pub cluster: ClusterSpec,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    pub workload: WorkloadSpec,
+    #[serde(default)]
+    pub faults: Vec<Spanned<FaultStep>>,
+    #[serde(default)]
+    pub checks: Vec<Spanned<CheckSpec>>,
+    #[serde(default, rename = "final")]
+    pub final_phase: FinalSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    /// Found beside the scenario or in one of its parent folders.
+    #[serde(default = "default_compose")]
+    pub compose: Spanned<String>,
+    pub profile: Spanned<String>,
+}
+
+fn default_compose() -> Spanned<String> {
+    Spanned::new(
+        "docker-compose.yml".to_string(),
+        Location::UNKNOWN,
+        Location::UNKNOWN,
+    )
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// read / write / cas on a few keys, unique written values.
+    Register,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadConsistency {
+    /// Reads go through the consensus protocol (etcd: quorum reads).
+    #[default]
+    Linearizable,
+    /// Reads are served from the node's local state (etcd: serializable reads). Known to be stale.
+    Serializable,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub kind: WorkloadKind,
+    #[serde(default = "default_keys")]
+    pub keys: u32,
+    #[serde(default = "default_processes")]
+    pub processes: u32,
+    pub rate: Rate,
+    pub duration: Dur,
+    #[serde(default = "default_timeout")]
+    pub timeout: Dur,
+    #[serde(default)]
+    pub read: ReadConsistency,
+    /// Nodes the processes talk to (round robin); every node of the cluster by default.
+    #[serde(default)]
+    pub nodes: Option<Spanned<Vec<String>>>,
+}
+
+fn default_keys() -> u32 {
+    5
+}
+fn default_processes() -> u32 {
+    6
+}
+fn default_timeout() -> Dur {
+    Dur(std::time::Duration::from_secs(2))
+}
+
+/// What a fault step does. Each action that breaks something has an undo, applied after `for:`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    Pause,
+    Unpause,
+    Kill,
+    Stop,
+    Start,
+    Restart,
+    Partition,
+    Heal,
+}
+
+impl Action {
+    /// The action that undoes this one, if any (`for:` applies it automatically).
+    pub fn undo(self) -> Option<Action> {
+        match self {
+            Action::Pause => Some(Action::Unpause),
+            Action::Kill | Action::Stop => Some(Action::Start),
+            Action::Partition => Some(Action::Heal),
+            Action::Unpause | Action::Start | Action::Restart | Action::Heal => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Pause => "pause",
+            Action::Unpause => "unpause",
+            Action::Kill => "kill",
+            Action::Stop => "stop",
+            Action::Start => "start",
+            Action::Restart => "restart",
+            Action::Partition => "partition",
+            Action::Heal => "heal",
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartitionMode {
+    /// The targets are cut off from every other node.
+    Isolate,
+    /// The cluster is split into two random halves (targets ignored).
+    Halves,
+    /// Every node sees a majority, no two nodes the same one (Jepsen's majorities ring).
+    MajorityRing,
+    /// Two halves joined by one node that sees both.
+    Bridge,
+}
+
+/// One action, or a list to pick from at random (for `every:` schedules).
+#[derive(Debug, Clone)]
+pub struct Actions(pub Vec<Action>);
+
+impl<'de> Deserialize<'de> for Actions {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum OneOrMany {
+            One(Action),
+            Many(Vec<Action>),
+        }
+        // Untagged errors are vague; try the common case first for a precise message.
+        match OneOrMany::deserialize(deserializer) {
+            Ok(OneOrMany::One(a)) => Ok(Actions(vec![a])),
+            Ok(OneOrMany::Many(list)) if !list.is_empty() => Ok(Actions(list)),
+            Ok(OneOrMany::Many(_)) => Err(de::Error::custom("`do:` needs at least one action")),
+            Err(_) => Err(de::Error::custom(
+                "expected an action or a list of actions: pause, unpause, kill, stop, start, \
+                 restart, partition, heal",
+            )),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pick {
+    /// One node of the candidates, chosen with the seed.
+    #[default]
+    One,
+    All,
+    /// A majority of the candidates (of the whole cluster when no role is given).
+    Majority,
+    Minority,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    Leader,
+    Follower,
+}
+
+/// Which nodes a fault hits: a node name, a list of names, or a role with a pick.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Target {
+    Nodes(Vec<String>),
+    Select {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        role: Option<Role>,
+        pick: Pick,
+    },
+}
+
+impl Default for Target {
+    fn default() -> Self {
+        Target::Select {
+            role: None,
+            pick: Pick::One,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Target {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TargetVisitor;
+        impl<'de> Visitor<'de> for TargetVisitor {
+            type Value = Target;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a node name, a list of node names, or { role: leader|follower, pick: one|all|majority|minority }")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Target, E> {
+                Ok(Target::Nodes(vec![v.to_string()]))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Target, A::Error> {
+                let mut nodes = Vec::new();
+                while let Some(node) = seq.next_element::<String>()? {
+                    nodes.push(node);
+                }
+                if nodes.is_empty() {
+                    return Err(de::Error::custom("an empty list of target nodes"));
+                }
+                Ok(Target::Nodes(nodes))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Target, A::Error> {
+                let mut role = None;
+                let mut pick = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "role" => role = Some(map.next_value::<Role>()?),
+                        "pick" => pick = Some(map.next_value::<Pick>()?),
+                        other => return Err(de::Error::unknown_field(other, &["role", "pick"])),
+                    }
+                }
+                Ok(Target::Select {
+                    role,
+                    pick: pick.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer.deserialize_any(TargetVisitor)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AfterOps {
+    pub ops: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogTrigger {
+    /// The node whose log is watched; any node when absent.
+    pub node: Option<Spanned<String>>,
+    pub regex: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnSpec {
+    pub log: LogTrigger,
+}
+
+/// A probe that fires when a node takes a role (`{ node: etcd2, role: leader }`), or when any node
+/// does if no node is named.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WhenSpec {
+    pub node: Option<Spanned<String>>,
+    pub role: Role,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThenSpec {
+    #[serde(rename = "do")]
+    pub action: Action,
+    pub after: DurRange,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultStep {
+    pub at: Option<Dur>,
+    pub after: Option<AfterOps>,
+    pub on: Option<OnSpec>,
+    pub when: Option<WhenSpec>,
+    pub every: Option<DurRange>,
+    #[serde(rename = "do")]
+    pub actions: Actions,
+    pub mode: Option<PartitionMode>,
+    #[serde(default)]
+    pub target: Option<Spanned<Target>>,
+    #[serde(rename = "for")]
+    pub duration: Option<DurRange>,
+    pub then: Option<ThenSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinearizableSpec {
+    pub model: Spanned<String>,
+    /// Budget for the search; the check says `unknown` (exit 2) when it runs out.
+    #[serde(default)]
+    pub timeout: Option<Dur>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckSpec {
+    Linearizable(LinearizableSpec),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinalSpec {
+    #[serde(default = "yes")]
+    pub heal: bool,
+    #[serde(default = "default_settle")]
+    pub settle: Dur,
+    #[serde(default = "yes")]
+    pub reads: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_settle() -> Dur {
+    Dur(std::time::Duration::from_secs(5))
+}
+
+impl Default for FinalSpec {
+    fn default() -> Self {
+        FinalSpec {
+            heal: true,
+            settle: default_settle(),
+            reads: true,
+        }
+    }
+}
+
+/// A scenario problem with where it is: `file:line:column: key.path: message`.
+#[derive(Debug, Clone)]
+pub struct ScenarioError {
+    pub file: PathBuf,
+    pub line: u64,
+    pub column: u64,
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if self.line > 0 {
+            write!(f, ":{}:{}", self.line, self.column)?;
+        }
+        if !self.path.is_empty() {
+            write!(f, ": {}", self.path)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// A parsed and validated scenario with everything it refers to.
+#[derive(Debug)]
+pub struct LoadedScenario {
+    pub path: PathBuf,
+    pub text: String,
+    pub spec: Scenario,
+    pub compose_path: PathBuf,
+    pub compose: ComposeFile,
+    /// The profile's nodes (compose services), in file order.
+    pub nodes: Vec<String>,
+}
+
+impl LoadedScenario {
+    /// The scenario text with the seed actually used, as the run folder keeps it.
+    pub fn resolved_text(&self, seed: u64) -> String {
+        text_with_seed(&self.text, seed)
+    }
+}
+
+/// Replaces (or adds) the top-level `seed:` line, keeping comments and layout.
+fn text_with_seed(text: &str, seed: u64) -> String {
+    let mut out = String::new();
+    let mut replaced = false;
+    for line in text.lines() {
+        if !replaced && line.starts_with("seed:") {
+            out.push_str(&format!("seed: {seed}\n"));
+            replaced = true;
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if !replaced {
+        out.push_str(&format!("seed: {seed}\n"));
+    }
+    out
+}
+
+pub fn load(path: &Path) -> Result<LoadedScenario, Vec<ScenarioError>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        vec![ScenarioError {
+            file: path.to_path_buf(),
+            line: 0,
+            column: 0,
+            path: String::new(),
+            message: format!("cannot read: {e}"),
+        }]
+    })?;
+    let spec = parse(path, &text).map_err(|e| vec![e])?;
+    let mut problems = Problems::new(path);
+    let (compose_path, compose) = match find_compose(path, &spec.cluster.compose) {
+        Ok(found) => found,
+        Err(message) => {
+            problems.at(&spec.cluster.compose.referenced, "cluster.compose", message);
+            return Err(problems.list);
+        }
+    };
+    let nodes = compose.profile_services(&spec.cluster.profile.value);
+    if nodes.is_empty() {
+        problems.at(
+            &spec.cluster.profile.referenced,
+            "cluster.profile",
+            format!(
+                "no service of {} is in profile `{}` (profiles: {})",
+                compose_path.display(),
+                spec.cluster.profile.value,
+                compose.profiles().join(", ")
+            ),
+        );
+    }
+    validate(&spec, &nodes, &mut problems);
+    if problems.list.is_empty() {
+        Ok(LoadedScenario {
+            path: path.to_path_buf(),
+            text,
+            spec,
+            compose_path,
+            compose,
+            nodes,
+        })
+    } else {
+        Err(problems.list)
+    }
+}
+
+/// Parses a scenario without validating it against a cluster (enough to re-check a run folder).
+pub fn parse_file(path: &Path) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: path.to_path_buf(),
+        line: 0,
+        column: 0,
+        path: String::new(),
+        message: format!("cannot read: {e}"),
+    })?;
+    parse(path, &text)
+}
+
+/// Parses the YAML, keeping the key path of the first error (serde_path_to_error) and the
+/// position serde-saphyr reports.
+fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    let mut key_path = String::new();
+    let options = serde_saphyr::options! { with_snippet: false };
+    let result = serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            key_path = e.path().to_string();
+            e.into_inner()
+        })
+    });
+    result.map_err(|e| {
+        let location = e.location().unwrap_or(Location::UNKNOWN);
+        let mut message = e.render();
+        // The rendered message repeats the position; keep only the words.
+        if let Some(stripped) = message.split(" at line ").next() {
+            message = stripped.to_string();
+        }
+        ScenarioError {
+            file: path.to_path_buf(),
+            line: location.line(),
+            column: location.column(),
+            path: if key_path == "." {
+                String::new()
+            } else {
+                key_path
+            },
+            message,
+        }
+    })
+}
+
+struct Problems {
+    file: PathBuf,
+    list: Vec<ScenarioError>,
+}
+
+impl Problems {
+    fn new(file: &Path) -> Self {
+        Problems {
+            file: file.to_path_buf(),
+            list: Vec::new(),
+        }
+    }
+
+    fn at(&mut self, location: &Location, path: impl Into<String>, message: impl Into<String>) {
+        self.list.push(ScenarioError {
+            file: self.file.clone(),
+            line: location.line(),
+            column: location.column(),
+            path: path.into(),
+            message: message.into(),
+        });
+    }
+}
+
+fn find_compose(
+    scenario: &Path,
+    compose: &Spanned<String>,
+) -> Result<(PathBuf, ComposeFile), String> {
+    let name = Path::new(&compose.value);
+    let start = scenario
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("."));
+    let candidate = if name.is_absolute() {
+        Some(name.to_path_buf())
+    } else {
+        start
+            .ancestors()
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    };
+    let Some(found) = candidate.filter(|p| p.is_file()) else {
+        return Err(format!(
+            "compose file `{}` not found beside the scenario or in its parent folders",
+            compose.value
+        ));
+    };
+    let compose = ComposeFile::load(&found).map_err(|e| e.to_string())?;
+    Ok((found, compose))
+}
+
+fn validate(spec: &Scenario, nodes: &[String], problems: &mut Problems) {
+    let adapter = systems::lookup(&spec.system.value);
+    if adapter.is_none() {
+        problems.at(
+            &spec.system.referenced,
+            "system",
+            format!(
+                "unknown system `{}` (systems: {})",
+                spec.system.value,
+                systems::names().join(", ")
+            ),
+        );
+    }
+    let check_node = |problems: &mut Problems, location: &Location, key: &str, node: &str| {
+        if !nodes.is_empty() && !nodes.iter().any(|n| n == node) {
+            problems.at(
+                location,
+                key,
+                format!(
+                    "unknown node `{node}` (nodes of profile: {})",
+                    nodes.join(", ")
+                ),
+            );
+        }
+    };
+    let w = &spec.workload;
+    if w.processes == 0 {
+        problems.at(
+            &Location::UNKNOWN,
+            "workload.processes",
+            "needs at least one process",
+        );
+    }
+    if w.keys == 0 {
+        problems.at(&Location::UNKNOWN, "workload.keys", "needs at least one key");
+    }
+    if let Some(chosen) = &w.nodes {
+        for node in &chosen.value {
+            check_node(problems, &chosen.referenced, "workload.nodes", node);
+        }
+    }
+    if let Some(adapter) = adapter {
+        if !adapter.workloads.contains(&w.kind) {
+            problems.at(
+                &Location::UNKNOWN,
+                "workload.kind",
+                format!("system `{}` has no {:?} workload", adapter.name, w.kind),
+            );
+        }
+    }
+
+    for (i, step) in spec.faults.iter().enumerate() {
+        let key = format!("faults[{i}]");
+        let at = &step.referenced;
+        let s = &step.value;
+        let triggers = [
+            s.at.is_some(),
+            s.after.is_some(),
+            s.on.is_some(),
+            s.when.is_some(),
+            s.every.is_some(),
+        ]
+        .iter()
+        .filter(|t| **t)
+        .count();
+        if triggers != 1 {
+            problems.at(
+                at,
+                &key,
+                format!(
+                    "a fault step needs exactly one trigger of at, after, on, when, every (found {triggers})"
+                ),
+            );
+        }
+        if s.actions.0.len() > 1 && s.every.is_none() {
+            problems.at(
+                at,
+                format!("{key}.do"),
+                "a list of actions is only allowed with `every:` (one is picked each time)",
+            );
+        }
+        let partitions = s.actions.0.contains(&Action::Partition);
+        if s.mode.is_some() && !partitions {
+            problems.at(
+                at,
+                format!("{key}.mode"),
+                "`mode:` applies to partition only",
+            );
+        }
+        if s.duration.is_some() && s.actions.0.iter().all(|a| a.undo().is_none()) {
+            problems.at(
+                at,
+                format!("{key}.for"),
+                "`for:` needs an action that can be undone (pause, kill, stop, partition)",
+            );
+        }
+        if let Some(target) = &s.target {
+            if let Target::Nodes(list) = &target.value {
+                for node in list {
+                    check_node(problems, &target.referenced, &format!("{key}.target"), node);
+                }
+            }
+            if let (Target::Select { role: Some(_), .. }, Some(adapter)) = (&target.value, adapter)
+            {
+                if !adapter.has_roles {
+                    problems.at(
+                        &target.referenced,
+                        format!("{key}.target.role"),
+                        format!("system `{}` has no roles", adapter.name),
+                    );
+                }
+            }
+        }
+        if let Some(on) = &s.on {
+            if let Some(node) = &on.log.node {
+                check_node(problems, &node.referenced, &format!("{key}.on.log.node"), &node.value);
+            }
+            if let Err(e) = regex::Regex::new(&on.log.regex.value) {
+                problems.at(
+                    &on.log.regex.referenced,
+                    format!("{key}.on.log.regex"),
+                    format!("invalid regex: {e}"),
+                );
+            }
+        }
+        if let Some(when) = &s.when {
+            if let Some(node) = &when.node {
+                check_node(problems, &node.referenced, &format!("{key}.when.node"), &node.value);
+            }
+        }
+    }
+
+    for (i, check) in spec.checks.iter().enumerate() {
+        match &check.value {
+            CheckSpec::Linearizable(lin) => {
+                if lin.model.value.parse::<checker::Model>().is_err() {
+                    problems.at(
+                        &lin.model.referenced,
+                        format!("checks[{i}].linearizable.model"),
+                        format!(
+                            "unknown model `{}` (models: {})",
+                            lin.model.value,
+                            checker::Model::NAMES.join(", ")
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_text(text: &str) -> Result<Scenario, ScenarioError> {
+        parse(Path::new("s.yaml"), text)
+    }
+
+    const GOOD: &str = "name: t\nsystem: etcd\ncluster: { profile: etcd }\nworkload:\n  kind: register\n  rate: 10/s\n  duration: 5s\nfaults:\n  - at: 1s\n    do: pause\n    target: { role: leader }\n    for: 1s\nchecks:\n  - linearizable: { model: cas-register }\n";
+
+    #[test]
+    fn a_good_scenario_parses() {
+        let s = parse_text(GOOD).unwrap();
+        assert_eq!(s.workload.processes, 6);
+        assert_eq!(s.faults.len(), 1);
+        assert!(matches!(
+            s.faults[0].value.target.as_ref().unwrap().value,
+            Target::Select {
+                role: Some(Role::Leader),
+                pick: Pick::One
+            }
+        ));
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_position_and_path() {
+        let text = GOOD.replace("    for: 1s\n", "    for: 1s\n    fore: 2s\n");
+        let e = parse_text(&text).unwrap_err();
+        assert_eq!(e.line, 13, "{e}");
+        assert!(e.path.starts_with("faults[0]"), "{e}");
+        assert!(e.message.contains("fore"), "{e}");
+    }
+
+    #[test]
+    fn bad_durations_name_the_key() {
+        let text = GOOD.replace("duration: 5s", "duration: 5 parsecs");
+        let e = parse_text(&text).unwrap_err();
+        assert_eq!((e.line, e.path.as_str()), (7, "workload.duration"), "{e}");
+        assert!(e.message.contains("5 parsecs"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_name_the_key() {
+        let text = GOOD.replace("rate: 10/s", "rate: 10/s\n  keys: many");
+        let e = parse_text(&text).unwrap_err();
+        assert_eq!(e.path, "workload.keys", "{e}");
+        assert_eq!(e.line, 7, "{e}");
+    }
+
+    #[test]
+    fn resolved_text_records_the_seed() {
+        assert_eq!(text_with_seed("name: t\nseed: 3 # x\n", 9), "name: t\nseed: 9\n");
+        assert_eq!(text_with_seed("name: t\n", 9), "name: t\nseed: 9\n");
+    }
+}

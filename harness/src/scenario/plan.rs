@@ -1,0 +1,210 @@
+//! The fault plan: every random choice of a scenario drawn up front from the seed, so the same
+//! scenario and seed always give the same plan (written to the run folder as plan.json).
+//!
+//! Which node is the leader is only known when a fault fires; the plan fixes the random number
+//! (`choice`) used to pick among the candidates then.
+
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use super::{Action, PartitionMode, Scenario, Target};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub seed: u64,
+    pub steps: Vec<StepPlan>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepPlan {
+    pub step: usize,
+    /// The trigger as a person reads it: "at 10s", "after 2000 ops", "on log etcd2 /regex/".
+    pub trigger: String,
+    pub target: Target,
+    pub firings: Vec<Firing>,
+}
+
+/// One application of a step's action.
+#[derive(Debug, Clone, Serialize)]
+pub struct Firing {
+    /// Time since the workload began, for time-triggered steps.
+    #[serde(with = "opt_nanos", skip_serializing_if = "Option::is_none")]
+    pub at: Option<Duration>,
+    pub action: Action,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<PartitionMode>,
+    /// How long until the undo (`for:`).
+    #[serde(with = "opt_nanos", skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub then: Option<FollowUp>,
+    /// Seeds the pick among candidate nodes when the firing happens.
+    pub choice: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FollowUp {
+    pub action: Action,
+    #[serde(with = "opt_nanos")]
+    pub after: Option<Duration>,
+}
+
+/// A random generator for one named purpose, independent of the others, so adding a fault step
+/// does not change the workload's choices or another step's.
+pub fn rng_for(seed: u64, purpose: &str, index: u64) -> ChaCha8Rng {
+    // FNV-1a over the purpose: stable across Rust versions, unlike DefaultHasher.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in purpose.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ h);
+    rng.set_stream(index);
+    rng
+}
+
+pub fn make_plan(spec: &Scenario, seed: u64) -> Plan {
+    let workload_length = spec.workload.duration.0;
+    let steps = spec
+        .faults
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let step = &step.value;
+            let mut rng = rng_for(seed, "fault-step", i as u64);
+            let target = step
+                .target
+                .as_ref()
+                .map(|t| t.value.clone())
+                .unwrap_or_default();
+            let mut firing = |rng: &mut ChaCha8Rng, at: Option<Duration>| {
+                let action = step.actions.0[rng.random_range(0..step.actions.0.len())];
+                let mode = (action == Action::Partition).then(|| {
+                    step.mode.unwrap_or_else(|| match (&target, step.every.is_some()) {
+                        (Target::Select { role: None, .. }, true) => {
+                            [PartitionMode::Isolate, PartitionMode::Halves, PartitionMode::MajorityRing]
+                                [rng.random_range(0..3)]
+                        }
+                        _ => PartitionMode::Isolate,
+                    })
+                });
+                let hold = step
+                    .duration
+                    .filter(|_| action.undo().is_some())
+                    .map(|d| d.draw(rng));
+                let then = step.then.as_ref().map(|t| FollowUp {
+                    action: t.action,
+                    after: Some(t.after.draw(rng)),
+                });
+                Firing {
+                    at,
+                    action,
+                    mode,
+                    hold,
+                    then,
+                    choice: rng.random(),
+                }
+            };
+            let (trigger, firings) = if let Some(every) = step.every {
+                let mut firings = Vec::new();
+                let mut t = every.draw(&mut rng);
+                while t < workload_length {
+                    firings.push(firing(&mut rng, Some(t)));
+                    t += every.draw(&mut rng);
+                }
+                (format!("every {every}"), firings)
+            } else if let Some(at) = step.at {
+                (format!("at {at}"), vec![firing(&mut rng, Some(at.0))])
+            } else if let Some(after) = &step.after {
+                (
+                    format!("after {} ops", after.ops),
+                    vec![firing(&mut rng, None)],
+                )
+            } else if let Some(on) = &step.on {
+                let node = on.log.node.as_ref().map_or("any node", |n| n.value.as_str());
+                (
+                    format!("on log of {node} /{}/", on.log.regex.value),
+                    vec![firing(&mut rng, None)],
+                )
+            } else if let Some(when) = &step.when {
+                let node = when.node.as_ref().map_or("any node", |n| n.value.as_str());
+                (
+                    format!("when {node} is {:?}", when.role).to_lowercase(),
+                    vec![firing(&mut rng, None)],
+                )
+            } else {
+                ("never".to_string(), Vec::new())
+            };
+            StepPlan {
+                step: i,
+                trigger,
+                target,
+                firings,
+            }
+        })
+        .collect();
+    Plan { seed, steps }
+}
+
+mod opt_nanos {
+    use serde::Serializer;
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_str(&super::super::units::format_duration(*d)),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(faults: &str) -> Scenario {
+        let text = format!(
+            "name: t\nsystem: etcd\ncluster: {{ profile: etcd }}\nworkload: {{ kind: register, rate: 10/s, duration: 60s }}\nfaults:\n{faults}"
+        );
+        super::super::parse(std::path::Path::new("t.yaml"), &text).unwrap()
+    }
+
+    #[test]
+    fn same_seed_same_plan_other_seed_other_plan() {
+        let s = scenario("  - every: 2s..6s\n    do: [pause, kill, partition]\n    for: 1s..3s\n");
+        let a = serde_json::to_string(&make_plan(&s, 7)).unwrap();
+        let b = serde_json::to_string(&make_plan(&s, 7)).unwrap();
+        let c = serde_json::to_string(&make_plan(&s, 8)).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn every_schedule_stays_inside_the_workload() {
+        let s = scenario("  - every: 2s..6s\n    do: [pause, kill]\n    for: 1s\n");
+        let plan = make_plan(&s, 1);
+        let firings = &plan.steps[0].firings;
+        assert!(firings.len() >= 10 && firings.len() <= 30, "{}", firings.len());
+        let mut last = Duration::ZERO;
+        for f in firings {
+            let at = f.at.unwrap();
+            assert!(at > last && at < Duration::from_secs(60));
+            assert!(at - last >= Duration::from_secs(2));
+            last = at;
+            assert_eq!(f.hold, Some(Duration::from_secs(1)));
+        }
+    }
+
+    #[test]
+    fn adding_a_step_keeps_the_others() {
+        let one = scenario("  - at: 5s\n    do: kill\n");
+        let two = scenario("  - at: 5s\n    do: kill\n  - every: 3s\n    do: pause\n");
+        assert_eq!(
+            make_plan(&one, 3).steps[0].firings[0].choice,
+            make_plan(&two, 3).steps[0].firings[0].choice
+        );
+    }
+}

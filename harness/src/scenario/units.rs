@@ -1,0 +1,180 @@
+//! Durations (`10s`, `500ms`, `2m`), ranges (`2s..5s`) and rates (`200/s`) as written in scenarios.
+
+use std::fmt;
+use std::time::Duration;
+
+use rand::Rng;
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+
+/// A duration written with a unit: `250ms`, `10s`, `1.5s`, `2m`, `1h`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dur(pub Duration);
+
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("`{text}` has no unit; expected e.g. 500ms, 10s, 2m"))?;
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration; expected e.g. 500ms, 10s, 2m"))?;
+    let seconds = match unit {
+        "ms" => number / 1000.0,
+        "s" => number,
+        "m" => number * 60.0,
+        "h" => number * 3600.0,
+        _ => return Err(format!("`{text}`: unknown unit `{unit}`; expected ms, s, m or h")),
+    };
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        parse_duration(&text).map(Dur).map_err(de::Error::custom)
+    }
+}
+
+impl Serialize for Dur {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&format_duration(self.0))
+    }
+}
+
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&format_duration(self.0))
+    }
+}
+
+/// A fixed duration (`5s`) or a seeded random one drawn from a range (`2s..5s`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DurRange {
+    pub low: Duration,
+    pub high: Duration,
+}
+
+impl DurRange {
+    pub fn fixed(d: Duration) -> Self {
+        DurRange { low: d, high: d }
+    }
+
+    /// Draws from the range; a fixed duration draws nothing, so adding a range elsewhere in a
+    /// scenario does not shift the other random choices more than needed.
+    pub fn draw(&self, rng: &mut impl Rng) -> Duration {
+        if self.low == self.high {
+            self.low
+        } else {
+            let low = self.low.as_nanos() as u64;
+            let high = self.high.as_nanos() as u64;
+            Duration::from_nanos(rng.random_range(low..=high))
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DurRange {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        let range = match text.split_once("..") {
+            Some((low, high)) => DurRange {
+                low: parse_duration(low).map_err(de::Error::custom)?,
+                high: parse_duration(high).map_err(de::Error::custom)?,
+            },
+            None => DurRange::fixed(parse_duration(&text).map_err(de::Error::custom)?),
+        };
+        if range.low > range.high {
+            return Err(de::Error::custom(format!("`{text}`: the range is empty (low > high)")));
+        }
+        Ok(range)
+    }
+}
+
+impl fmt::Display for DurRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.low == self.high {
+            f.write_str(&format_duration(self.low))
+        } else {
+            write!(f, "{}..{}", format_duration(self.low), format_duration(self.high))
+        }
+    }
+}
+
+impl Serialize for DurRange {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// Operations per second across all processes: `200/s` (or `12000/m`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate(pub f64);
+
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        let bad = || de::Error::custom(format!("`{text}` is not a rate; expected e.g. 200/s"));
+        let (count, per) = text.split_once('/').ok_or_else(bad)?;
+        let count: f64 = count.trim().parse().map_err(|_| bad())?;
+        let per = match per.trim() {
+            "s" => 1.0,
+            "m" => 60.0,
+            _ => return Err(bad()),
+        };
+        if count <= 0.0 {
+            return Err(de::Error::custom(format!("`{text}`: a rate must be positive")));
+        }
+        Ok(Rate(count / per))
+    }
+}
+
+impl Serialize for Rate {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&format_args!("{}/s", self.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("10").unwrap_err().contains("no unit"));
+        assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("s").is_err());
+    }
+
+    #[test]
+    fn ranges_draw_inside_bounds() {
+        use rand::SeedableRng;
+        let range: DurRange = serde_json::from_str("\"2s..5s\"").unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        for _ in 0..100 {
+            let d = range.draw(&mut rng);
+            assert!(d >= Duration::from_secs(2) && d <= Duration::from_secs(5));
+        }
+        assert!(serde_json::from_str::<DurRange>("\"5s..2s\"").is_err());
+    }
+
+    #[test]
+    fn rates_parse() {
+        let rate: Rate = serde_json::from_str("\"200/s\"").unwrap();
+        assert_eq!(rate.0, 200.0);
+        let rate: Rate = serde_json::from_str("\"120/m\"").unwrap();
+        assert_eq!(rate.0, 2.0);
+        assert!(serde_json::from_str::<Rate>("\"fast\"").is_err());
+    }
+}

@@ -1,0 +1,71 @@
+//! System adapters: one module per system that knows how to talk to it (client operations, roles,
+//! ports). Everything else in the harness is system-agnostic.
+
+pub mod etcd;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::cluster::Cluster;
+use crate::scenario::{ReadConsistency, Role, WorkloadKind};
+
+/// What the scenario validator needs to know about a system before anything starts.
+pub struct SystemInfo {
+    pub name: &'static str,
+    pub workloads: &'static [WorkloadKind],
+    pub has_roles: bool,
+    pub make: fn(&Cluster, &AdapterSettings) -> Box<dyn SystemAdapter>,
+}
+
+pub const SYSTEMS: &[SystemInfo] = &[etcd::INFO];
+
+pub fn lookup(name: &str) -> Option<&'static SystemInfo> {
+    SYSTEMS.iter().find(|s| s.name == name)
+}
+
+pub fn names() -> Vec<&'static str> {
+    SYSTEMS.iter().map(|s| s.name).collect()
+}
+
+pub struct AdapterSettings {
+    pub read: ReadConsistency,
+    /// Bounds connecting to a node; a refused or timed-out connect means nothing was sent.
+    pub connect_timeout: Duration,
+}
+
+/// One client operation as the workload issues it (Jepsen's `f`, key and value).
+#[derive(Debug, Clone)]
+pub struct Operation {
+    pub f: &'static str,
+    pub key: String,
+    pub value: Value,
+}
+
+/// How an operation ended, classified honestly (see DESIGN.md).
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Took effect; the value is the result.
+    Ok(Value),
+    /// Certainly did not take effect.
+    Fail(String),
+    /// Unknown: it may take effect at any time, or never.
+    Info(String),
+}
+
+#[async_trait]
+pub trait SystemAdapter: Send + Sync {
+    /// The role of each node that answered, right now.
+    async fn roles(&self) -> BTreeMap<String, Role>;
+
+    /// A client for one process, bound to one node. An error means nothing was sent.
+    async fn connect(&self, node: &str) -> Result<Box<dyn SystemClient>, String>;
+}
+
+#[async_trait]
+pub trait SystemClient: Send {
+    /// Performs one operation. Timeouts are the workload's business (it wraps this call).
+    async fn invoke(&mut self, op: &Operation) -> Outcome;
+}

@@ -1,0 +1,267 @@
+//! Workloads: processes (Jepsen's sense: at most one operation in flight each) that issue
+//! operations at a set rate through a system adapter's clients, and record each one.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use serde_json::{json, Value};
+use tokio::time::MissedTickBehavior;
+use tokio_util::sync::CancellationToken;
+
+use crate::recorder::Recorder;
+use crate::scenario::plan::rng_for;
+use crate::scenario::WorkloadKind;
+use crate::systems::{Operation, Outcome, SystemAdapter, SystemClient};
+
+pub struct WorkloadConfig {
+    pub kind: WorkloadKind,
+    pub processes: u32,
+    pub keys: u32,
+    /// Operations per second across all processes.
+    pub rate: f64,
+    pub duration: Duration,
+    pub timeout: Duration,
+    /// Process slot i talks to nodes[i % len].
+    pub nodes: Vec<String>,
+    pub seed: u64,
+}
+
+/// Operations that change nothing: when they fail or time out, they certainly did not take
+/// effect, so they are recorded as fail rather than info.
+fn is_read_only(f: &str) -> bool {
+    f == "read"
+}
+
+/// Runs every process until the duration is over or the run is cancelled.
+pub async fn run(
+    adapter: Arc<dyn SystemAdapter>,
+    recorder: Arc<Recorder>,
+    config: Arc<WorkloadConfig>,
+    cancel: CancellationToken,
+) {
+    let values = Arc::new(AtomicU64::new(1));
+    let deadline = Instant::now() + config.duration;
+    let tasks: Vec<_> = (0..config.processes)
+        .map(|slot| {
+            tokio::spawn(process_loop(
+                slot,
+                adapter.clone(),
+                recorder.clone(),
+                config.clone(),
+                values.clone(),
+                deadline,
+                cancel.clone(),
+            ))
+        })
+        .collect();
+    for task in tasks {
+        let _ = task.await;
+    }
+}
+
+async fn process_loop(
+    slot: u32,
+    adapter: Arc<dyn SystemAdapter>,
+    recorder: Arc<Recorder>,
+    config: Arc<WorkloadConfig>,
+    values: Arc<AtomicU64>,
+    deadline: Instant,
+    cancel: CancellationToken,
+) {
+    let mut rng = rng_for(config.seed, "workload", u64::from(slot));
+    let node = config.nodes[slot as usize % config.nodes.len()].clone();
+    let interval = Duration::from_secs_f64(f64::from(config.processes) / config.rate);
+    // Spread the processes' first ticks over one interval.
+    let offset = interval.mul_f64(f64::from(slot) / f64::from(config.processes));
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + offset, interval);
+    ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut process = u64::from(slot);
+    let mut client: Option<Box<dyn SystemClient>> = None;
+    // The last value this process saw per key: what its cas operations expect.
+    let mut last_seen: HashMap<String, Value> = HashMap::new();
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => return,
+            _ = ticker.tick() => {}
+        }
+        if Instant::now() >= deadline {
+            return;
+        }
+        if client.is_none() {
+            match adapter.connect(&node).await {
+                Ok(c) => client = Some(c),
+                Err(e) => {
+                    tracing::debug!(slot, %node, "connect failed: {e}");
+                    continue;
+                }
+            }
+        }
+        let Some(active) = client.as_mut() else {
+            continue;
+        };
+        let op = next_operation(&config, &mut rng, &last_seen, &values);
+        recorder.invoke(process, &op, &node);
+        let outcome = tokio::select! {
+            // Cancelled mid-operation: the invocation stays open, which the checker reads as
+            // an unknown outcome, exactly what it is.
+            _ = cancel.cancelled() => return,
+            result = tokio::time::timeout(config.timeout, active.invoke(&op)) => match result {
+                Ok(outcome) => outcome,
+                Err(_) if is_read_only(op.f) => Outcome::Fail("timeout".into()),
+                Err(_) => Outcome::Info("timeout".into()),
+            },
+        };
+        recorder.complete(process, &op, &outcome, &node);
+        match &outcome {
+            Outcome::Ok(value) => {
+                let seen = match op.f {
+                    "cas" => value.get(1).cloned().unwrap_or(Value::Null),
+                    _ => value.clone(),
+                };
+                last_seen.insert(op.key.clone(), seen);
+            }
+            Outcome::Fail(_) => {}
+            Outcome::Info(_) => {
+                // Its operation may still take effect: this process is done; a new one (new
+                // number, new connection) takes the slot.
+                process += u64::from(config.processes);
+                client = None;
+            }
+        }
+    }
+}
+
+fn next_operation(
+    config: &WorkloadConfig,
+    rng: &mut ChaCha8Rng,
+    last_seen: &HashMap<String, Value>,
+    values: &AtomicU64,
+) -> Operation {
+    match config.kind {
+        WorkloadKind::Register => {
+            let key = format!("k{}", rng.random_range(0..config.keys));
+            let roll: f64 = rng.random();
+            let fresh = || Value::from(values.fetch_add(1, Ordering::Relaxed));
+            if roll < 0.5 {
+                Operation {
+                    f: "read",
+                    key,
+                    value: Value::Null,
+                }
+            } else if let (true, Some(expected)) = (roll < 0.75, last_seen.get(&key)) {
+                Operation {
+                    f: "cas",
+                    value: json!([expected, fresh()]),
+                    key,
+                }
+            } else {
+                Operation {
+                    f: "write",
+                    key,
+                    value: fresh(),
+                }
+            }
+        }
+    }
+}
+
+/// After the workload: read every key once through a node that answers, with fresh processes.
+pub async fn final_reads(
+    adapter: &dyn SystemAdapter,
+    recorder: &Recorder,
+    config: &WorkloadConfig,
+    first_process: u64,
+) {
+    let mut process = first_process;
+    for k in 0..config.keys {
+        let op = Operation {
+            f: "read",
+            key: format!("k{k}"),
+            value: Value::Null,
+        };
+        for node in &config.nodes {
+            let Ok(mut client) = adapter.connect(node).await else {
+                continue;
+            };
+            recorder.invoke(process, &op, node);
+            let outcome = match tokio::time::timeout(config.timeout, client.invoke(&op)).await {
+                Ok(outcome) => outcome,
+                Err(_) => Outcome::Fail("timeout".into()),
+            };
+            recorder.complete(process, &op, &outcome, node);
+            process += 1;
+            if matches!(outcome, Outcome::Ok(_)) {
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> WorkloadConfig {
+        WorkloadConfig {
+            kind: WorkloadKind::Register,
+            processes: 2,
+            keys: 3,
+            rate: 10.0,
+            duration: Duration::from_secs(1),
+            timeout: Duration::from_secs(1),
+            nodes: vec!["a".into()],
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn writes_are_unique_and_cas_expects_a_seen_value() {
+        let config = config();
+        let values = AtomicU64::new(1);
+        let mut rng = rng_for(1, "workload", 0);
+        let mut last_seen = HashMap::new();
+        let mut written = Vec::new();
+        let mut cas = 0;
+        for _ in 0..500 {
+            let op = next_operation(&config, &mut rng, &last_seen, &values);
+            match op.f {
+                "write" => {
+                    written.push(op.value.clone());
+                    last_seen.insert(op.key.clone(), op.value.clone());
+                }
+                "cas" => {
+                    cas += 1;
+                    assert_eq!(Some(&op.value[0]), last_seen.get(&op.key));
+                    written.push(op.value[1].clone());
+                }
+                _ => {}
+            }
+        }
+        let mut unique = written.clone();
+        unique.sort_by_key(|v| v.as_u64());
+        unique.dedup();
+        assert_eq!(unique.len(), written.len());
+        assert!(cas > 50, "{cas}");
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_operations() {
+        let config = config();
+        let ops = |seed| {
+            let values = AtomicU64::new(1);
+            let mut rng = rng_for(seed, "workload", 0);
+            (0..50)
+                .map(|_| {
+                    let op = next_operation(&config, &mut rng, &HashMap::new(), &values);
+                    format!("{} {} {}", op.f, op.key, op.value)
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ops(4), ops(4));
+        assert_ne!(ops(4), ops(5));
+    }
+}
