@@ -55,16 +55,16 @@ fn linearizable(history: &History, model: ModelKind, timeout: Duration) -> Resul
     }))
 }
 
-fn run_checks(history: &History, checks: &[CheckSpec], timeout: Option<Duration>) -> Result<Vec<Value>> {
+fn run_checks(
+    history: &History,
+    checks: &[CheckSpec],
+    timeout: Option<Duration>,
+) -> Result<Vec<Value>> {
     checks
         .iter()
         .map(|check| match check {
             CheckSpec::Linearizable(spec) => {
-                let model: ModelKind = spec
-                    .model
-                    .value
-                    .parse()
-                    .map_err(HarnessError::BadInput)?;
+                let model: ModelKind = spec.model.value.parse().map_err(HarnessError::BadInput)?;
                 let t = timeout
                     .or(spec.timeout.map(|d| d.0))
                     .unwrap_or(Duration::from_secs(60));
@@ -75,7 +75,10 @@ fn run_checks(history: &History, checks: &[CheckSpec], timeout: Option<Duration>
 }
 
 fn overall(checks: &[Value]) -> Verdict {
-    let verdicts: Vec<&str> = checks.iter().filter_map(|c| c["verdict"].as_str()).collect();
+    let verdicts: Vec<&str> = checks
+        .iter()
+        .filter_map(|c| c["verdict"].as_str())
+        .collect();
     if verdicts.contains(&"illegal") {
         Verdict::Illegal
     } else if verdicts.contains(&"unknown") {
@@ -92,7 +95,11 @@ fn read_run_history(run_dir: &Path) -> Result<History> {
 }
 
 /// Checks a finished run and writes result.json.
-pub fn check_run(run_dir: &Path, checks: &[serde_saphyr::Spanned<CheckSpec>], meta: &Value) -> Result<Checked> {
+pub fn check_run(
+    run_dir: &Path,
+    checks: &[serde_saphyr::Spanned<CheckSpec>],
+    meta: &Value,
+) -> Result<Checked> {
     let history = read_run_history(run_dir)?;
     let specs: Vec<CheckSpec> = checks.iter().map(|c| c.value.clone()).collect();
     let results = run_checks(&history, &specs, None)?;
@@ -146,7 +153,11 @@ pub fn statistics(history: &History, faults: &[Value]) -> Value {
             Status::Fail => "fail",
             Status::Info => "info",
         };
-        *counts.entry(op.f.clone()).or_default().entry(status).or_default() += 1;
+        *counts
+            .entry(op.f.clone())
+            .or_default()
+            .entry(status)
+            .or_default() += 1;
         if let (Status::Ok, Some(done)) = (op.status, op.complete_time) {
             latencies
                 .entry(op.f.clone())
@@ -223,7 +234,9 @@ pub fn check_command(
                 "a history file needs --model (register, cas-register, kv, set, s3-object)".into(),
             ));
         };
-        let format: Format = format.parse().map_err(|e: String| HarnessError::BadInput(e))?;
+        let format: Format = format
+            .parse()
+            .map_err(|e: String| HarnessError::BadInput(e))?;
         let history = checker::read_history(path, format)
             .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
         let check = CheckSpec::Linearizable(scenario::LinearizableSpec {

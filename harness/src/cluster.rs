@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bollard::models::{
@@ -24,7 +23,7 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::compose::{parse_port, ComposeFile, Service};
-use crate::docker::{run_labels, LABEL_NODE, LABEL_RUN};
+use crate::docker::{run_labels, LABEL_NODE};
 use crate::error::{docker_message, HarnessError, Result};
 
 /// The image used for network faults: iptables run in a node's network namespace.
@@ -36,6 +35,8 @@ pub struct LogLine {
     pub node: String,
     pub text: String,
     pub received: Instant,
+    /// Docker's timestamp of the line (when the engine got it from the node).
+    pub stamp: Option<time::OffsetDateTime>,
 }
 
 #[derive(Debug, Clone)]
@@ -88,7 +89,10 @@ impl Cluster {
             })
             .await
             .map_err(|e| {
-                HarnessError::infra(format!("cannot create network {network}: {}", docker_message(&e)))
+                HarnessError::infra(format!(
+                    "cannot create network {network}: {}",
+                    docker_message(&e)
+                ))
             })?;
         let (logs, _) = broadcast::channel(4096);
         let mut cluster = Cluster {
@@ -122,7 +126,11 @@ impl Cluster {
                 .await?;
             self.docker
                 .create_container(
-                    Some(CreateContainerOptionsBuilder::new().name(&container).build()),
+                    Some(
+                        CreateContainerOptionsBuilder::new()
+                            .name(&container)
+                            .build(),
+                    ),
                     body,
                 )
                 .await
@@ -165,7 +173,8 @@ impl Cluster {
                 .and_then(|n| n.ports)
                 .unwrap_or_default();
             for (key, bindings) in ports {
-                let Some(container_port) = key.split('/').next().and_then(|p| p.parse().ok()) else {
+                let Some(container_port) = key.split('/').next().and_then(|p| p.parse().ok())
+                else {
                     continue;
                 };
                 if let Some(host) = bindings
@@ -248,7 +257,10 @@ impl Cluster {
             .map(|d| {
                 let mut parts = d.split(':');
                 let host = parts.next().unwrap_or_default().to_string();
-                let inside = parts.next().map(str::to_string).unwrap_or_else(|| host.clone());
+                let inside = parts
+                    .next()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| host.clone());
                 DeviceMapping {
                     path_on_host: Some(host),
                     path_in_container: Some(inside),
@@ -325,7 +337,10 @@ impl Cluster {
                 break;
             }
             if Instant::now() > deadline {
-                let names: Vec<&str> = pending.iter().map(|&i| self.nodes[i].name.as_str()).collect();
+                let names: Vec<&str> = pending
+                    .iter()
+                    .map(|&i| self.nodes[i].name.as_str())
+                    .collect();
                 return Err(HarnessError::infra(format!(
                     "node(s) {} never became ready within {:?}; see their logs in the run folder",
                     names.join(", "),
@@ -436,6 +451,19 @@ impl Cluster {
     pub async fn partition(&self, grudge: &BTreeMap<String, BTreeSet<String>>) -> Result<()> {
         self.partitioned
             .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.grudge_rules(grudge, "-A").await
+    }
+
+    /// Removes the rules of one grudge (one copy of each: overlapping partitions stay in force).
+    pub async fn unpartition(&self, grudge: &BTreeMap<String, BTreeSet<String>>) -> Result<()> {
+        self.grudge_rules(grudge, "-D").await
+    }
+
+    async fn grudge_rules(
+        &self,
+        grudge: &BTreeMap<String, BTreeSet<String>>,
+        verb: &str,
+    ) -> Result<()> {
         let mut addresses = HashMap::new();
         for node in self.names() {
             if let Some(ip) = self.address(&node).await? {
@@ -451,7 +479,15 @@ impl Cluster {
             let mut script = String::from(CHAIN_SETUP);
             for peer in peers {
                 if let Some(ip) = addresses.get(peer) {
-                    script.push_str(&format!("iptables -w -A CHAOS -s {ip} -j DROP\n"));
+                    // A rule may be gone already (the node restarted: new namespace).
+                    let tolerate = if verb == "-D" {
+                        " 2>/dev/null || true"
+                    } else {
+                        ""
+                    };
+                    script.push_str(&format!(
+                        "iptables -w {verb} CHAOS -s {ip} -j DROP{tolerate}\n"
+                    ));
                 }
             }
             jobs.push(self.run_tools(node.clone(), script));
@@ -509,7 +545,9 @@ impl Cluster {
             while let Some(status) = wait.next().await {
                 match status {
                     Ok(s) => code = s.status_code,
-                    Err(bollard::errors::Error::DockerContainerWaitError { code: c, .. }) => code = c,
+                    Err(bollard::errors::Error::DockerContainerWaitError { code: c, .. }) => {
+                        code = c
+                    }
                     Err(e) => return Err(HarnessError::from(e)),
                 }
             }
@@ -538,8 +576,12 @@ impl Cluster {
         let mut done = Vec::new();
         for node in self.names() {
             match self.state(&node).await {
-                Ok(NodeState::Paused) => done.push((node.clone(), "unpause", self.unpause(&node).await)),
-                Ok(NodeState::Stopped) => done.push((node.clone(), "start", self.start(&node).await)),
+                Ok(NodeState::Paused) => {
+                    done.push((node.clone(), "unpause", self.unpause(&node).await))
+                }
+                Ok(NodeState::Stopped) => {
+                    done.push((node.clone(), "start", self.start(&node).await))
+                }
                 Ok(NodeState::Running) => {}
                 Err(e) => done.push((node.clone(), "inspect", Err(e))),
             }
@@ -563,10 +605,6 @@ impl Cluster {
     pub fn docker(&self) -> &Docker {
         &self.docker
     }
-
-    pub fn run_label(&self) -> String {
-        format!("{LABEL_RUN}={}", self.run_id)
-    }
 }
 
 /// A chain of our own, hooked into INPUT once; flushing it heals without touching Docker's rules.
@@ -577,7 +615,10 @@ iptables -w -C INPUT -j CHAOS 2>/dev/null || iptables -w -I INPUT -j CHAOS\n";
 fn free_port() -> Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
         .map_err(|e| HarnessError::infra(format!("no free port on 127.0.0.1: {e}")))?;
-    Ok(listener.local_addr().map_err(|e| HarnessError::infra(e.to_string()))?.port())
+    Ok(listener
+        .local_addr()
+        .map_err(|e| HarnessError::infra(e.to_string()))?
+        .port())
 }
 
 fn unique() -> String {
@@ -603,7 +644,10 @@ fn start_order(compose: &ComposeFile, nodes: &[String]) -> Vec<String> {
     while !remaining.is_empty() {
         let before = remaining.len();
         remaining.retain(|name| {
-            let deps = &compose.service(name).map(|s| s.depends_on.0.clone()).unwrap_or_default();
+            let deps = &compose
+                .service(name)
+                .map(|s| s.depends_on.0.clone())
+                .unwrap_or_default();
             let ready = deps.iter().all(|d| order.contains(d) || !nodes.contains(d));
             if ready {
                 order.push(name.clone());
@@ -678,6 +722,7 @@ async fn follow_logs(
                     node: node.clone(),
                     text: text.to_string(),
                     received,
+                    stamp,
                 });
             }
         }
@@ -699,6 +744,3 @@ async fn follow_logs(
         }
     }
 }
-
-/// A handle shared by the workload, the fault engine and the final phase.
-pub type SharedCluster = Arc<Cluster>;

@@ -7,8 +7,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::de::{self, Deserializer};
 use indexmap::IndexMap;
+use serde::de::{self, Deserializer};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -388,8 +388,14 @@ mod tests {
 
     #[test]
     fn compose_durations_chain_units() {
-        assert_eq!(parse_compose_duration("1m30s"), Some(Duration::from_secs(90)));
-        assert_eq!(parse_compose_duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(
+            parse_compose_duration("1m30s"),
+            Some(Duration::from_secs(90))
+        );
+        assert_eq!(
+            parse_compose_duration("500ms"),
+            Some(Duration::from_millis(500))
+        );
         assert_eq!(parse_compose_duration("5"), None);
     }
 
@@ -409,8 +415,15 @@ mod tests {
             file.service("b").unwrap().command.as_deref().unwrap(),
             ["run", "--flag", "a b"]
         );
-        assert_eq!(file.service("a").unwrap().environment.0, vec![("K".into(), "1".into())]);
-        std::fs::write(&path, "services:\n  b:\n    image: x\n    restart: always\n").unwrap();
+        assert_eq!(
+            file.service("a").unwrap().environment.0,
+            vec![("K".into(), "1".into())]
+        );
+        std::fs::write(
+            &path,
+            "services:\n  b:\n    image: x\n    restart: always\n",
+        )
+        .unwrap();
         let err = ComposeFile::load(&path).unwrap_err().to_string();
         assert!(err.contains(":4:") && err.contains("restart"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();

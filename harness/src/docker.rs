@@ -60,7 +60,9 @@ fn process_start(pid: u32) -> Option<u64> {
 
 fn run_is_alive(labels: &HashMap<String, String>) -> bool {
     let pid = labels.get(LABEL_PID).and_then(|p| p.parse::<u32>().ok());
-    let start = labels.get(LABEL_PID_START).and_then(|s| s.parse::<u64>().ok());
+    let start = labels
+        .get(LABEL_PID_START)
+        .and_then(|s| s.parse::<u64>().ok());
     match (pid, start) {
         (Some(pid), Some(start)) => process_start(pid) == Some(start),
         _ => false,
@@ -108,7 +110,10 @@ pub async fn sweep(docker: &Docker, only_run: Option<&str>) -> Result<Swept> {
             continue;
         }
         let Some(id) = c.id else { continue };
-        let options = RemoveContainerOptionsBuilder::new().force(true).v(true).build();
+        let options = RemoveContainerOptionsBuilder::new()
+            .force(true)
+            .v(true)
+            .build();
         match docker.remove_container(&id, Some(options)).await {
             Ok(()) => {}
             Err(bollard::errors::Error::DockerResponseServerError {
@@ -158,7 +163,10 @@ pub async fn sweep(docker: &Docker, only_run: Option<&str>) -> Result<Swept> {
             continue;
         }
         match docker
-            .remove_volume(&v.name, Some(RemoveVolumeOptionsBuilder::new().force(true).build()))
+            .remove_volume(
+                &v.name,
+                Some(RemoveVolumeOptionsBuilder::new().force(true).build()),
+            )
             .await
         {
             Ok(()) => swept.volumes.push(v.name),
@@ -184,11 +192,15 @@ pub async fn labelled(docker: &Docker, run_id: &str) -> Result<BTreeMap<&'static
         .await?
         .len();
     let networks = docker
-        .list_networks(Some(ListNetworksOptionsBuilder::new().filters(&filter).build()))
+        .list_networks(Some(
+            ListNetworksOptionsBuilder::new().filters(&filter).build(),
+        ))
         .await?
         .len();
     let volumes = docker
-        .list_volumes(Some(ListVolumesOptionsBuilder::new().filters(&filter).build()))
+        .list_volumes(Some(
+            ListVolumesOptionsBuilder::new().filters(&filter).build(),
+        ))
         .await?
         .volumes
         .unwrap_or_default()

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cluster::Cluster;
 use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
 use crate::scenario::plan::{Firing, Plan, StepPlan};
-use crate::scenario::{Action, FaultStep, PartitionMode, Pick, Target};
+use crate::scenario::{Action, FaultStep, PartitionMode, Pick, Role, Target};
 use crate::systems::SystemAdapter;
 
 pub struct FaultEngine {
@@ -26,6 +26,9 @@ pub struct FaultEngine {
     pub recorder: Arc<Recorder>,
     pub log: Arc<JsonlWriter>,
 }
+
+/// How long a role target waits for a node to hold the role (an election takes a second or two).
+const ROLE_WAIT: Duration = Duration::from_secs(5);
 
 /// Node -> the nodes it drops packets from.
 pub type Grudge = BTreeMap<String, BTreeSet<String>>;
@@ -131,15 +134,26 @@ impl FaultEngine {
             let all = self.cluster.names();
             partition_grudge(mode, &targets, &all, &mut rng)
         });
-        self.act(step, firing.action, "apply", &targets, firing.mode, grudge.as_ref(), Some(trigger))
-            .await;
+        self.act(
+            step,
+            firing.action,
+            "apply",
+            &targets,
+            firing.mode,
+            grudge.as_ref(),
+            Some(trigger),
+        )
+        .await;
         if let (Some(hold), Some(undo)) = (firing.hold, firing.action.undo()) {
             tokio::time::sleep(hold).await;
-            self.act(step, undo, "undo", &targets, None, None, None).await;
+            // Undoing a partition removes this step's rules only, not another step's.
+            self.act(step, undo, "undo", &targets, None, grudge.as_ref(), None)
+                .await;
         }
         if let Some(then) = &firing.then {
             tokio::time::sleep(then.after.unwrap_or_default()).await;
-            self.act(step, then.action, "then", &targets, None, None, None).await;
+            self.act(step, then.action, "then", &targets, None, None, None)
+                .await;
         }
     }
 
@@ -157,13 +171,17 @@ impl FaultEngine {
         let started = self.recorder.now();
         let outcome = match (action, grudge) {
             (Action::Partition, Some(grudge)) => self.cluster.partition(grudge).await.map(|_| ()),
-            (Action::Heal, _) => self.cluster.heal_network().await,
+            (Action::Heal, Some(grudge)) => self.cluster.unpartition(grudge).await,
+            (Action::Heal, None) => self.cluster.heal_network().await,
             _ => {
                 let results = futures_util::future::join_all(
                     targets.iter().map(|node| self.node_action(action, node)),
                 )
                 .await;
-                results.into_iter().collect::<Result<Vec<()>, _>>().map(|_| ())
+                results
+                    .into_iter()
+                    .collect::<Result<Vec<()>, _>>()
+                    .map(|_| ())
             }
         };
         self.record(FaultEvent {
@@ -202,17 +220,12 @@ impl FaultEngine {
             Target::Select { role, pick } => {
                 let mut candidates: Vec<String> = match role {
                     None => self.cluster.names(),
-                    Some(role) => self
-                        .adapter
-                        .roles()
-                        .await
-                        .into_iter()
-                        .filter(|(_, r)| r == role)
-                        .map(|(n, _)| n)
-                        .collect(),
+                    Some(role) => self.nodes_with_role(*role).await,
                 };
                 if candidates.is_empty() {
-                    return Err(format!("no node has role {role:?}").to_lowercase());
+                    return Err(
+                        format!("no node had role {role:?} within {ROLE_WAIT:?}").to_lowercase()
+                    );
                 }
                 candidates.shuffle(rng);
                 let n = candidates.len();
@@ -226,6 +239,25 @@ impl FaultEngine {
                 candidates.sort();
                 Ok(candidates)
             }
+        }
+    }
+
+    /// Nodes with a role; during an election nobody is leader, so ask again for a while.
+    async fn nodes_with_role(&self, role: Role) -> Vec<String> {
+        let deadline = Instant::now() + ROLE_WAIT;
+        loop {
+            let found: Vec<String> = self
+                .adapter
+                .roles()
+                .await
+                .into_iter()
+                .filter(|(_, r)| *r == role)
+                .map(|(n, _)| n)
+                .collect();
+            if !found.is_empty() || Instant::now() >= deadline {
+                return found;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
 
@@ -245,7 +277,7 @@ enum Trigger {
     Time,
     Ops(u64),
     Log { node: Option<String>, regex: Regex },
-    Probe { node: Option<String>, role: crate::scenario::Role },
+    Probe { node: Option<String>, role: Role },
 }
 
 impl Trigger {
@@ -256,7 +288,8 @@ impl Trigger {
             Trigger::Log {
                 node: on.log.node.as_ref().map(|n| n.value.clone()),
                 // Validated when the scenario was loaded.
-                regex: Regex::new(&on.log.regex.value).unwrap_or_else(|_| Regex::new("$^").unwrap()),
+                regex: Regex::new(&on.log.regex.value)
+                    .unwrap_or_else(|_| Regex::new("$^").unwrap()),
             }
         } else if let Some(when) = &step.when {
             Trigger::Probe {
@@ -287,7 +320,11 @@ pub fn partition_grudge(
     };
     // Targets first (in the smaller side), then the others in seeded order.
     let mut order: Vec<String> = targets.to_vec();
-    let mut rest: Vec<String> = all.iter().filter(|n| !targets.contains(n)).cloned().collect();
+    let mut rest: Vec<String> = all
+        .iter()
+        .filter(|n| !targets.contains(n))
+        .cloned()
+        .collect();
     rest.shuffle(rng);
     order.extend(rest.iter().cloned());
     match mode {
@@ -308,7 +345,9 @@ pub fn partition_grudge(
             let back = (window - 1) / 2;
             for (i, node) in order.iter().enumerate() {
                 let sees: BTreeSet<usize> = (0..window).map(|d| (i + n + d - back) % n).collect();
-                let drops = (0..n).filter(|j| !sees.contains(j)).map(|j| order[j].clone());
+                let drops = (0..n)
+                    .filter(|j| !sees.contains(j))
+                    .map(|j| order[j].clone());
                 grudge.get_mut(node).map(|s| s.extend(drops));
             }
         }
@@ -333,7 +372,10 @@ mod tests {
             &all,
             &mut ChaCha8Rng::seed_from_u64(1),
         );
-        assert_eq!(g["n2"], BTreeSet::from(["n1".to_string(), "n3".to_string()]));
+        assert_eq!(
+            g["n2"],
+            BTreeSet::from(["n1".to_string(), "n3".to_string()])
+        );
         assert_eq!(g["n1"], BTreeSet::from(["n2".to_string()]));
         assert_eq!(g["n3"], BTreeSet::from(["n2".to_string()]));
     }

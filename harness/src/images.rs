@@ -47,9 +47,21 @@ pub fn images_for(compose: &ComposeFile, services: &[String]) -> Vec<ImageSpec> 
     }
     specs.push(ImageSpec {
         tag: TOOLS_IMAGE.into(),
-        build: Some((compose.dir.join("images/tools"), "Dockerfile".into())),
+        build: Some((
+            project_root(&compose.dir).join("images/tools"),
+            "Dockerfile".into(),
+        )),
     });
     specs
+}
+
+/// The folder holding images/ (the compose file may live elsewhere, e.g. in a test fixture).
+pub fn project_root(start: &Path) -> PathBuf {
+    start
+        .ancestors()
+        .find(|dir| dir.join("images/base/build.sh").is_file())
+        .unwrap_or(start)
+        .to_path_buf()
 }
 
 pub async fn exists(docker: &Docker, tag: &str) -> bool {
@@ -81,8 +93,11 @@ pub async fn ensure_base(docker: &Docker, repo: &Path, force: bool) -> Result<()
     if !force && exists(docker, BASE_IMAGE).await {
         return Ok(());
     }
-    let script = repo.join("images/base/build.sh");
-    eprintln!("building the base image {BASE_IMAGE} with {} ...", script.display());
+    let script = project_root(repo).join("images/base/build.sh");
+    eprintln!(
+        "building the base image {BASE_IMAGE} with {} ...",
+        script.display()
+    );
     let started = Instant::now();
     let status = tokio::task::spawn_blocking(move || Command::new("bash").arg(&script).status())
         .await
@@ -114,7 +129,10 @@ async fn build(docker: &Docker, tag: &str, context: &Path, dockerfile: &str) -> 
         .t(tag)
         .rm(true)
         .forcerm(true)
-        .labels(&HashMap::from([("chaos.image".to_string(), tag.to_string())]))
+        .labels(&HashMap::from([(
+            "chaos.image".to_string(),
+            tag.to_string(),
+        )]))
         .build();
     let body = bollard::body_full(archive.into());
     let mut stream = docker.build_image(options, None, Some(body));

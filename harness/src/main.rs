@@ -1,20 +1,6 @@
 //! `chaos`: plays YAML scenarios against real clusters in Docker, records every operation,
 //! checks the history and writes a run folder with a report.
 
-mod checks;
-mod cluster;
-mod compose;
-mod docker;
-mod error;
-mod faults;
-mod images;
-mod recorder;
-mod report;
-mod run;
-mod scenario;
-mod systems;
-mod workload;
-
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -22,10 +8,15 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
-use error::{HarnessError, EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK};
+use chaos::error::{self, HarnessError, EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK};
+use chaos::{bench, checks, compose, docker, images, report, run, scenario};
 
 #[derive(Parser)]
-#[command(name = "chaos", version, about = "Fault-injection testbed for real distributed systems")]
+#[command(
+    name = "chaos",
+    version,
+    about = "Fault-injection testbed for real distributed systems"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -81,6 +72,17 @@ enum Command {
     },
     /// Remove containers, networks and volumes left by runs that are no longer alive.
     Clean,
+    /// Measure the harness on a real etcd cluster (ready time, trigger latency, cost per op).
+    Bench {
+        #[arg(long, default_value_t = 5)]
+        ready_trials: usize,
+        #[arg(long, default_value_t = 50)]
+        trigger_trials: usize,
+        #[arg(long, default_value_t = 15)]
+        workload_seconds: u64,
+        #[arg(long, default_value = "docker-compose.yml")]
+        compose: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -150,6 +152,19 @@ async fn dispatch(cli: Cli) -> i32 {
                 },
         } => build_images(&compose, &profiles, force).await,
         Command::Clean => clean().await,
+        Command::Bench {
+            ready_trials,
+            trigger_trials,
+            workload_seconds,
+            compose,
+        } => {
+            let options = bench::BenchOptions {
+                ready_trials,
+                trigger_trials,
+                workload_seconds,
+            };
+            bench::run(&compose, &options).await.map(|_| EXIT_OK)
+        }
     };
     match result {
         Ok(code) => code,
@@ -231,7 +246,10 @@ async fn run_many(
                 Ok(outcome) => (outcome.exit_code, outcome.summary),
                 Err(e) => {
                     eprintln!("error: {e}");
-                    (e.exit_code(), format!("{}: {}", scenario.spec.name, first_line(&e)))
+                    (
+                        e.exit_code(),
+                        format!("{}: {}", scenario.spec.name, first_line(&e)),
+                    )
                 }
             };
             println!("{line}");
@@ -272,8 +290,13 @@ fn worse(a: i32, b: i32) -> i32 {
     }
 }
 
-async fn build_images(compose: &Path, profiles: &[String], force: bool) -> Result<i32, HarnessError> {
-    let file = compose::ComposeFile::load(compose).map_err(|e| HarnessError::BadInput(e.to_string()))?;
+async fn build_images(
+    compose: &Path,
+    profiles: &[String],
+    force: bool,
+) -> Result<i32, HarnessError> {
+    let file =
+        compose::ComposeFile::load(compose).map_err(|e| HarnessError::BadInput(e.to_string()))?;
     let profiles = if profiles.is_empty() {
         file.profiles()
     } else {
@@ -294,11 +317,15 @@ async fn build_images(compose: &Path, profiles: &[String], force: bool) -> Resul
     images::ensure_base(&docker, &file.dir, force).await?;
     let specs = images::images_for(&file, &services);
     // Images that cannot be built here (user-supplied) are reported, not fatal.
-    let (buildable, external): (Vec<_>, Vec<_>) = specs.into_iter().partition(|s| s.build.is_some());
+    let (buildable, external): (Vec<_>, Vec<_>) =
+        specs.into_iter().partition(|s| s.build.is_some());
     images::ensure(&docker, &file.dir, &buildable, force).await?;
     for spec in external {
         if !images::exists(&docker, &spec.tag).await {
-            eprintln!("note: {} is not built here; bring it with docker load", spec.tag);
+            eprintln!(
+                "note: {} is not built here; bring it with docker load",
+                spec.tag
+            );
         }
     }
     Ok(EXIT_OK)

@@ -156,7 +156,10 @@ mod tests {
         recorder.complete(0, &op, &Outcome::Info("timeout".into()), "etcd1");
         // Read back without dropping the recorder: each line must already be on disk.
         let text = std::fs::read_to_string(&path).unwrap();
-        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[1]["index"], 1);
         assert_eq!(lines[1]["type"], "info");

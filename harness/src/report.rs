@@ -20,7 +20,8 @@ pre{background:#f6f6f6;padding:.8em;overflow:auto;font-size:12px}code{font-size:
 fn read_json(path: &Path) -> Result<Value> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
-    serde_json::from_str(&text).map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))
+    serde_json::from_str(&text)
+        .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))
 }
 
 fn text(v: &Value) -> String {
@@ -224,7 +225,8 @@ mod tests {
                 {"key": evil, "explanation": {"message": evil, "op": {"f": evil}, "needs": evil,
                  "states": [evil], "longest_linearization": [{"op": {"f": evil}, "state": evil}]}}]}}
         ], "stats": {}});
-        let faults = vec![json!({"action": evil, "targets": [evil], "trigger": evil, "outcome": evil})];
+        let faults =
+            vec![json!({"action": evil, "targets": [evil], "trigger": evil, "outcome": evil})];
         let html = page(&result, evil, &faults).into_string();
         assert!(!html.contains("<script>alert"));
         assert!(!html.contains("\"onmouseover="));

@@ -73,9 +73,8 @@ pub async fn run_scenario(
         ));
     }
     let logs_dir = run_dir.join("logs");
-    std::fs::create_dir_all(&logs_dir).map_err(|e| {
-        HarnessError::infra(format!("cannot create {}: {e}", logs_dir.display()))
-    })?;
+    std::fs::create_dir_all(&logs_dir)
+        .map_err(|e| HarnessError::infra(format!("cannot create {}: {e}", logs_dir.display())))?;
     let latest = options.out.join(&spec.name).join("latest");
     let _ = std::fs::remove_file(&latest);
     if let Some(name) = run_dir.file_name() {
@@ -114,7 +113,11 @@ pub async fn run_scenario(
             report::render(&run_dir)?;
             return Ok(RunOutcome {
                 exit_code: EXIT_INTERRUPTED,
-                summary: format!("{}: interrupted, history kept in {}", spec.name, run_dir.display()),
+                summary: format!(
+                    "{}: interrupted, history kept in {}",
+                    spec.name,
+                    run_dir.display()
+                ),
                 run_dir,
                 seed,
             });
@@ -134,7 +137,12 @@ pub async fn run_scenario(
     report::render(&run_dir)?;
     Ok(RunOutcome {
         exit_code: result.exit_code,
-        summary: format!("{}: {} (seed {seed}) {}", spec.name, result.verdict, run_dir.display()),
+        summary: format!(
+            "{}: {} (seed {seed}) {}",
+            spec.name,
+            result.verdict,
+            run_dir.display()
+        ),
         run_dir,
         seed,
     })
@@ -153,7 +161,6 @@ async fn play(
     seed: u64,
     interrupt: CancellationToken,
 ) -> Result<()> {
-    let spec = &loaded.spec;
     let docker = docker::connect().await?;
     let swept = docker::sweep(&docker, None).await?;
     if !swept.is_empty() {
@@ -226,7 +233,8 @@ async fn drive(
     };
     let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(cluster, &settings));
     let io = |e: std::io::Error| HarnessError::infra(format!("cannot write the run folder: {e}"));
-    let recorder = Arc::new(Recorder::create(&run_dir.join("history.jsonl"), run_start).map_err(io)?);
+    let recorder =
+        Arc::new(Recorder::create(&run_dir.join("history.jsonl"), run_start).map_err(io)?);
     let fault_log = Arc::new(JsonlWriter::create(&run_dir.join("faults.jsonl")).map_err(io)?);
     let engine = Arc::new(FaultEngine {
         cluster: cluster.clone(),
@@ -263,7 +271,13 @@ async fn drive(
         config.rate,
         crate::scenario::units::format_duration(config.duration)
     );
-    workload::run(adapter.clone(), recorder.clone(), config.clone(), interrupt.clone()).await;
+    workload::run(
+        adapter.clone(),
+        recorder.clone(),
+        config.clone(),
+        interrupt.clone(),
+    )
+    .await;
     stop_faults.cancel();
     for task in fault_tasks {
         let _ = task.await;

@@ -600,7 +600,11 @@ fn validate(spec: &Scenario, nodes: &[String], problems: &mut Problems) {
         );
     }
     if w.keys == 0 {
-        problems.at(&Location::UNKNOWN, "workload.keys", "needs at least one key");
+        problems.at(
+            &Location::UNKNOWN,
+            "workload.keys",
+            "needs at least one key",
+        );
     }
     if let Some(chosen) = &w.nodes {
         for node in &chosen.value {
@@ -681,7 +685,12 @@ fn validate(spec: &Scenario, nodes: &[String], problems: &mut Problems) {
         }
         if let Some(on) = &s.on {
             if let Some(node) = &on.log.node {
-                check_node(problems, &node.referenced, &format!("{key}.on.log.node"), &node.value);
+                check_node(
+                    problems,
+                    &node.referenced,
+                    &format!("{key}.on.log.node"),
+                    &node.value,
+                );
             }
             if let Err(e) = regex::Regex::new(&on.log.regex.value) {
                 problems.at(
@@ -693,7 +702,12 @@ fn validate(spec: &Scenario, nodes: &[String], problems: &mut Problems) {
         }
         if let Some(when) = &s.when {
             if let Some(node) = &when.node {
-                check_node(problems, &node.referenced, &format!("{key}.when.node"), &node.value);
+                check_node(
+                    problems,
+                    &node.referenced,
+                    &format!("{key}.when.node"),
+                    &node.value,
+                );
             }
         }
     }
@@ -768,7 +782,10 @@ mod tests {
 
     #[test]
     fn resolved_text_records_the_seed() {
-        assert_eq!(text_with_seed("name: t\nseed: 3 # x\n", 9), "name: t\nseed: 9\n");
+        assert_eq!(
+            text_with_seed("name: t\nseed: 3 # x\n", 9),
+            "name: t\nseed: 9\n"
+        );
         assert_eq!(text_with_seed("name: t\n", 9), "name: t\nseed: 9\n");
     }
 }

@@ -80,16 +80,18 @@ pub fn make_plan(spec: &Scenario, seed: u64) -> Plan {
                 .as_ref()
                 .map(|t| t.value.clone())
                 .unwrap_or_default();
-            let mut firing = |rng: &mut ChaCha8Rng, at: Option<Duration>| {
+            let firing = |rng: &mut ChaCha8Rng, at: Option<Duration>| {
                 let action = step.actions.0[rng.random_range(0..step.actions.0.len())];
                 let mode = (action == Action::Partition).then(|| {
-                    step.mode.unwrap_or_else(|| match (&target, step.every.is_some()) {
-                        (Target::Select { role: None, .. }, true) => {
-                            [PartitionMode::Isolate, PartitionMode::Halves, PartitionMode::MajorityRing]
-                                [rng.random_range(0..3)]
-                        }
-                        _ => PartitionMode::Isolate,
-                    })
+                    step.mode
+                        .unwrap_or_else(|| match (&target, step.every.is_some()) {
+                            (Target::Select { role: None, .. }, true) => [
+                                PartitionMode::Isolate,
+                                PartitionMode::Halves,
+                                PartitionMode::MajorityRing,
+                            ][rng.random_range(0..3)],
+                            _ => PartitionMode::Isolate,
+                        })
                 });
                 let hold = step
                     .duration
@@ -124,7 +126,11 @@ pub fn make_plan(spec: &Scenario, seed: u64) -> Plan {
                     vec![firing(&mut rng, None)],
                 )
             } else if let Some(on) = &step.on {
-                let node = on.log.node.as_ref().map_or("any node", |n| n.value.as_str());
+                let node = on
+                    .log
+                    .node
+                    .as_ref()
+                    .map_or("any node", |n| n.value.as_str());
                 (
                     format!("on log of {node} /{}/", on.log.regex.value),
                     vec![firing(&mut rng, None)],
@@ -187,7 +193,11 @@ mod tests {
         let s = scenario("  - every: 2s..6s\n    do: [pause, kill]\n    for: 1s\n");
         let plan = make_plan(&s, 1);
         let firings = &plan.steps[0].firings;
-        assert!(firings.len() >= 10 && firings.len() <= 30, "{}", firings.len());
+        assert!(
+            firings.len() >= 10 && firings.len() <= 30,
+            "{}",
+            firings.len()
+        );
         let mut last = Duration::ZERO;
         for f in firings {
             let at = f.at.unwrap();

@@ -24,7 +24,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => number,
         "m" => number * 60.0,
         "h" => number * 3600.0,
-        _ => return Err(format!("`{text}`: unknown unit `{unit}`; expected ms, s, m or h")),
+        _ => {
+            return Err(format!(
+                "`{text}`: unknown unit `{unit}`; expected ms, s, m or h"
+            ))
+        }
     };
     Ok(Duration::from_secs_f64(seconds))
 }
@@ -93,7 +97,9 @@ impl<'de> Deserialize<'de> for DurRange {
             None => DurRange::fixed(parse_duration(&text).map_err(de::Error::custom)?),
         };
         if range.low > range.high {
-            return Err(de::Error::custom(format!("`{text}`: the range is empty (low > high)")));
+            return Err(de::Error::custom(format!(
+                "`{text}`: the range is empty (low > high)"
+            )));
         }
         Ok(range)
     }
@@ -104,7 +110,12 @@ impl fmt::Display for DurRange {
         if self.low == self.high {
             f.write_str(&format_duration(self.low))
         } else {
-            write!(f, "{}..{}", format_duration(self.low), format_duration(self.high))
+            write!(
+                f,
+                "{}..{}",
+                format_duration(self.low),
+                format_duration(self.high)
+            )
         }
     }
 }
@@ -131,7 +142,9 @@ impl<'de> Deserialize<'de> for Rate {
             _ => return Err(bad()),
         };
         if count <= 0.0 {
-            return Err(de::Error::custom(format!("`{text}`: a rate must be positive")));
+            return Err(de::Error::custom(format!(
+                "`{text}`: a rate must be positive"
+            )));
         }
         Ok(Rate(count / per))
     }

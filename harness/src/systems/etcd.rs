@@ -77,7 +77,12 @@ impl SystemAdapter for Etcd {
             .ok()
             .flatten()?;
             let header = status.header()?;
-            Some((node.clone(), header.member_id(), status.leader(), status.raft_term()))
+            Some((
+                node.clone(),
+                header.member_id(),
+                status.leader(),
+                status.raft_term(),
+            ))
         });
         let answers: Vec<_> = futures_util::future::join_all(asks)
             .await

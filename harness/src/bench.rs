@@ -1,0 +1,276 @@
+//! `chaos bench`: figures about the harness itself, measured on a real etcd cluster. Prints; never
+//! asserts on time.
+//!
+//! - ready: time from creating 3 etcd containers to all of them healthy (images present);
+//! - trigger: time from a line appearing in a node's output (Docker's own timestamp of the line)
+//!   to that node being paused by a log trigger (the fault engine's path: log follower, regex,
+//!   pause);
+//! - cost: the harness's CPU time per recorded operation while a workload runs, and the recorder
+//!   alone.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bollard::exec::{CreateExecOptions, StartExecOptions};
+use nix::sys::resource::{getrusage, UsageWho};
+use regex::Regex;
+use tokio_util::sync::CancellationToken;
+
+use crate::cluster::{Cluster, ClusterSpec};
+use crate::compose::ComposeFile;
+use crate::error::{HarnessError, Result};
+use crate::recorder::Recorder;
+use crate::scenario::{ReadConsistency, WorkloadKind};
+use crate::systems::{self, AdapterSettings, Operation, Outcome};
+use crate::workload::{self, WorkloadConfig};
+use crate::{docker, images};
+
+pub struct BenchOptions {
+    pub ready_trials: usize,
+    pub trigger_trials: usize,
+    pub workload_seconds: u64,
+}
+
+fn cpu_time() -> Duration {
+    getrusage(UsageWho::RUSAGE_SELF)
+        .map(|u| {
+            let t = |tv: nix::sys::time::TimeVal| {
+                Duration::new(tv.tv_sec() as u64, tv.tv_usec() as u32 * 1000)
+            };
+            t(u.user_time()) + t(u.system_time())
+        })
+        .unwrap_or_default()
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn summary(name: &str, mut values: Vec<f64>, unit: &str) {
+    values.sort_by(f64::total_cmp);
+    println!(
+        "{name:<44} n={:<3} median {:>8.2} {unit}  p99 {:>8.2} {unit}  min {:>8.2}  max {:>8.2}",
+        values.len(),
+        percentile(&values, 0.5),
+        percentile(&values, 0.99),
+        values.first().copied().unwrap_or(f64::NAN),
+        values.last().copied().unwrap_or(f64::NAN),
+    );
+}
+
+pub async fn run(compose_path: &Path, options: &BenchOptions) -> Result<()> {
+    let compose =
+        ComposeFile::load(compose_path).map_err(|e| HarnessError::BadInput(e.to_string()))?;
+    let nodes = compose.profile_services("etcd");
+    let docker = docker::connect().await?;
+    images::ensure(
+        &docker,
+        &compose.dir,
+        &images::images_for(&compose, &nodes),
+        false,
+    )
+    .await?;
+    let logs = std::env::temp_dir().join(format!("chaos-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&logs).map_err(|e| HarnessError::infra(e.to_string()))?;
+
+    let launch = |i: usize| {
+        let run_id = format!("bench{}-{i}", std::process::id());
+        let docker = docker.clone();
+        let compose = &compose;
+        let nodes = &nodes;
+        let logs = &logs;
+        async move {
+            let started = Instant::now();
+            let cluster = Cluster::launch(
+                &docker,
+                ClusterSpec {
+                    compose,
+                    nodes,
+                    run_id: &run_id,
+                    logs_dir: logs,
+                    run_start: started,
+                    ready_timeout: Duration::from_secs(120),
+                },
+            )
+            .await;
+            if cluster.is_err() {
+                let _ = docker::sweep(&docker, Some(&run_id)).await;
+            }
+            cluster.map(|c| (c, started.elapsed()))
+        }
+    };
+
+    println!("chaos bench on {} nodes of profile etcd", nodes.len());
+    let mut ready = Vec::new();
+    for i in 0..options.ready_trials.max(1) - 1 {
+        let (cluster, took) = launch(i).await?;
+        ready.push(took.as_secs_f64());
+        cluster.teardown().await?;
+    }
+    let (cluster, took) = launch(options.ready_trials).await?;
+    ready.push(took.as_secs_f64());
+    summary("ready: 3 etcd nodes created -> healthy", ready, "s");
+
+    let cluster = Arc::new(cluster);
+    let outcome = async {
+        trigger_latency(&cluster, options.trigger_trials).await?;
+        workload_cost(&cluster, options.workload_seconds).await
+    }
+    .await;
+    let teardown = match Arc::try_unwrap(cluster) {
+        Ok(c) => c.teardown().await,
+        Err(_) => Ok(()),
+    };
+    let _ = docker::sweep(&docker, None).await;
+    let _ = std::fs::remove_dir_all(&logs);
+    recorder_cost()?;
+    outcome.and(teardown)
+}
+
+/// Writes a marker line into a node's output (PID 1's stdout) and times the trigger's pause.
+async fn trigger_latency(cluster: &Cluster, trials: usize) -> Result<()> {
+    let node = cluster.nodes[0].clone();
+    let docker = cluster.docker().clone();
+    let mut line_to_paused = Vec::new();
+    let mut line_to_seen = Vec::new();
+    for i in 0..trials {
+        let marker = format!("chaos-bench-marker-{i}-{}", rand::random::<u32>());
+        let regex = Regex::new(&regex::escape(&marker)).expect("escaped");
+        let mut lines = cluster.subscribe_logs();
+        let exec = docker
+            .create_exec(
+                &node.container,
+                CreateExecOptions {
+                    cmd: Some(vec![
+                        "sh".to_string(),
+                        "-c".to_string(),
+                        format!("echo {marker} > /proc/1/fd/1"),
+                    ]),
+                    ..Default::default()
+                },
+            )
+            .await?;
+        docker
+            .start_exec(
+                &exec.id,
+                Some(StartExecOptions {
+                    detach: true,
+                    ..Default::default()
+                }),
+            )
+            .await?;
+        // The fault engine's path: follower -> broadcast -> regex -> pause.
+        let seen = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                match lines.recv().await {
+                    Ok(line) if line.node == node.name && regex.is_match(&line.text) => {
+                        let seen_at = time::OffsetDateTime::now_utc();
+                        cluster.pause(&node.name).await?;
+                        let paused_at = time::OffsetDateTime::now_utc();
+                        return Ok::<_, HarnessError>(Some((line, seen_at, paused_at)));
+                    }
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(_) => return Ok(None),
+                }
+            }
+        })
+        .await
+        .map_err(|_| HarnessError::infra("the marker line never reached the log follower"))??;
+        cluster.unpause(&node.name).await?;
+        if let Some((line, seen_at, paused_at)) = seen {
+            if let Some(stamp) = line.stamp {
+                let ms = |d: time::Duration| d.as_seconds_f64() * 1000.0;
+                line_to_paused.push(ms(paused_at - stamp));
+                line_to_seen.push(ms(seen_at - stamp));
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    summary(
+        "trigger: line in node log -> harness sees it",
+        line_to_seen,
+        "ms",
+    );
+    summary(
+        "trigger: line in node log -> node paused",
+        line_to_paused,
+        "ms",
+    );
+    Ok(())
+}
+
+/// The harness's CPU per recorded operation with a real etcd client, no faults.
+async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("chaos-bench-wl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| HarnessError::infra(e.to_string()))?;
+    let info = systems::lookup("etcd").expect("etcd adapter");
+    let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(
+        cluster,
+        &AdapterSettings {
+            read: ReadConsistency::Linearizable,
+            connect_timeout: Duration::from_secs(1),
+        },
+    ));
+    let recorder = Arc::new(
+        Recorder::create(&dir.join("history.jsonl"), Instant::now())
+            .map_err(|e| HarnessError::infra(e.to_string()))?,
+    );
+    let config = Arc::new(WorkloadConfig {
+        kind: WorkloadKind::Register,
+        processes: 16,
+        keys: 5,
+        rate: 2000.0,
+        duration: Duration::from_secs(seconds),
+        timeout: Duration::from_secs(2),
+        nodes: cluster.names(),
+        seed: 1,
+    });
+    let cpu_before = cpu_time();
+    let started = Instant::now();
+    workload::run(adapter, recorder.clone(), config, CancellationToken::new()).await;
+    let wall = started.elapsed();
+    let cpu = cpu_time() - cpu_before;
+    let ops = *recorder.completed().borrow();
+    println!(
+        "cost: workload (16 processes, etcd, no faults)    {ops} ops in {:.1} s = {:.0} ops/s; harness CPU {:.1} us/op ({:.0}% of one core)",
+        wall.as_secs_f64(),
+        ops as f64 / wall.as_secs_f64(),
+        cpu.as_secs_f64() * 1e6 / ops.max(1) as f64,
+        cpu.as_secs_f64() * 100.0 / wall.as_secs_f64(),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// The recorder alone: one invocation and one completion written and flushed.
+fn recorder_cost() -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("chaos-bench-rec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| HarnessError::infra(e.to_string()))?;
+    let recorder = Recorder::create(&dir.join("history.jsonl"), Instant::now())
+        .map_err(|e| HarnessError::infra(e.to_string()))?;
+    let op = Operation {
+        f: "write",
+        key: "k1".into(),
+        value: serde_json::json!(12345),
+    };
+    let n = 100_000;
+    let cpu_before = cpu_time();
+    let started = Instant::now();
+    for i in 0..n {
+        recorder.invoke(i, &op, "etcd1");
+        recorder.complete(i, &op, &Outcome::Ok(serde_json::json!(12345)), "etcd1");
+    }
+    let wall = started.elapsed();
+    let cpu = cpu_time() - cpu_before;
+    println!(
+        "cost: recorder alone (invoke + complete, flushed) {:.2} us/op wall, {:.2} us/op CPU",
+        wall.as_secs_f64() * 1e6 / n as f64,
+        cpu.as_secs_f64() * 1e6 / n as f64
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}

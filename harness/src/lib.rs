@@ -1,0 +1,19 @@
+//! The chaos harness as a library: the `chaos` binary is a thin command line over it, and the
+//! end-to-end tests and benchmarks drive the same code.
+//!
+//! Data flows one way: scenario -> cluster + workload + faults -> history -> checker -> report.
+
+pub mod bench;
+pub mod checks;
+pub mod cluster;
+pub mod compose;
+pub mod docker;
+pub mod error;
+pub mod faults;
+pub mod images;
+pub mod recorder;
+pub mod report;
+pub mod run;
+pub mod scenario;
+pub mod systems;
+pub mod workload;

@@ -1,0 +1,313 @@
+//! End-to-end tests against real containers: real etcd clusters, real faults, real checks.
+//! They need a Docker engine; .ci/run makes sure one answers. They never skip: no Docker is a
+//! failure here, not a pass.
+//!
+//! The tests take turns (one cluster at a time on a 2-core machine).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn chaos() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chaos"));
+    cmd.current_dir(repo());
+    cmd
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = repo()
+        .join("target/e2e-runs")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(args: &[&str]) -> Output {
+    let out = chaos().args(args).output().expect("chaos runs");
+    eprintln!(
+        "chaos {}\n--- stdout\n{}--- stderr\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Run folders below `out` (reports/<scenario>/<run>), oldest first.
+fn run_folders(out: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for scenario in std::fs::read_dir(out).unwrap().flatten() {
+        for run in std::fs::read_dir(scenario.path()).unwrap().flatten() {
+            let is_link = run.file_type().map(|t| t.is_symlink()).unwrap_or(true);
+            if !is_link && run.path().is_dir() {
+                found.push(run.path());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Containers, networks and volumes carrying a run's label, as the docker CLI sees them.
+fn labelled(run_id: &str) -> Vec<String> {
+    let filter = format!("label=chaos.run={run_id}");
+    let mut left = Vec::new();
+    for args in [
+        vec!["ps", "-a", "-q", "--filter", filter.as_str()],
+        vec!["network", "ls", "-q", "--filter", filter.as_str()],
+        vec!["volume", "ls", "-q", "--filter", filter.as_str()],
+    ] {
+        let out = Command::new("docker")
+            .args(&args)
+            .output()
+            .expect("docker CLI");
+        assert!(out.status.success(), "docker {args:?} failed");
+        left.extend(
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(str::to_string),
+        );
+    }
+    left
+}
+
+fn wait_for_history(run_root: &Path, min_lines: usize, limit: Duration) -> PathBuf {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(folder) = run_folders(run_root).pop() {
+            let n = std::fs::read_to_string(folder.join("history.jsonl"))
+                .map(|t| t.lines().count())
+                .unwrap_or(0);
+            if n >= min_lines {
+                return folder;
+            }
+        }
+        assert!(Instant::now() < deadline, "the workload never started");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn signal(child: &Child, sig: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+}
+
+#[test]
+fn register_faults_passes_with_every_fault_kind() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = out_dir("register-faults");
+    let o = run(&[
+        "run",
+        "scenarios/etcd/register-faults.yaml",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "etcd must be linearizable here");
+    let folder = run_folders(&out).pop().unwrap();
+    let result = json(&folder.join("result.json"));
+    assert_eq!(result["verdict"], "ok");
+    let completed = result["stats"]["ok"].as_u64().unwrap();
+    assert!(completed >= 1000, "only {completed} operations completed");
+    let faults = lines(&folder.join("faults.jsonl"));
+    for kind in ["kill", "pause", "partition"] {
+        assert!(
+            faults
+                .iter()
+                .any(|f| f["action"] == kind && f["phase"] == "apply" && f["outcome"] == "ok"),
+            "no successful {kind} in faults.jsonl"
+        );
+    }
+    for file in [
+        "scenario.yaml",
+        "plan.json",
+        "history.jsonl",
+        "junit.xml",
+        "index.html",
+        "logs/etcd1.log",
+    ] {
+        assert!(folder.join(file).is_file(), "{file} missing");
+    }
+    assert!(labelled(result["run_id"].as_str().unwrap()).is_empty());
+}
+
+#[test]
+fn stale_reads_are_caught_on_most_seeds() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = out_dir("stale-reads");
+    let o = run(&[
+        "run",
+        "scenarios/etcd/stale-reads.yaml",
+        "--seed",
+        "1",
+        "--repeat",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let folders = run_folders(&out);
+    assert_eq!(folders.len(), 5);
+    let mut illegal = 0;
+    for folder in &folders {
+        let result = json(&folder.join("result.json"));
+        if result["verdict"] != "illegal" {
+            continue;
+        }
+        illegal += 1;
+        // The violation names the key and a read that returned an overwritten value.
+        let partitions = result["checks"][0]["detail"]["partitions"]
+            .as_array()
+            .unwrap();
+        let explanation = partitions
+            .iter()
+            .find_map(|p| p.get("explanation"))
+            .expect("an illegal verdict is explained");
+        assert_eq!(explanation["op"]["f"], "read", "{explanation}");
+        assert!(explanation["key"].as_str().unwrap().starts_with('k'));
+        let message = explanation["message"].as_str().unwrap();
+        assert!(message.contains("read"), "{message}");
+        assert!(folder.join("junit.xml").is_file());
+    }
+    assert!(illegal >= 4, "stale reads caught on {illegal} of 5 seeds");
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn sigint_mid_run_cleans_up_and_keeps_a_checkable_history() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = out_dir("sigint");
+    let mut child = chaos()
+        .args(["run", "scenarios/etcd/register-faults.yaml", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let folder = wait_for_history(&out, 200, Duration::from_secs(300));
+    signal(&child, nix::sys::signal::Signal::SIGINT);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "exit code says interrupted");
+    let result = json(&folder.join("result.json"));
+    assert_eq!(result["verdict"], "interrupted");
+    let run_id = result["run_id"].as_str().unwrap();
+    assert_eq!(
+        labelled(run_id),
+        Vec::<String>::new(),
+        "leftovers of {run_id}"
+    );
+    let check = run(&["check", folder.to_str().unwrap()]);
+    let code = check.status.code().unwrap();
+    assert!(
+        [0, 1, 2].contains(&code),
+        "chaos check on the partial run: {code}"
+    );
+    assert!(String::from_utf8_lossy(&check.stdout).contains("verdict:"));
+}
+
+#[test]
+fn killed_harness_leftovers_are_swept_by_clean() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = out_dir("sigkill");
+    let mut child = chaos()
+        .args(["run", "scenarios/etcd/stale-reads.yaml", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let folder = wait_for_history(&out, 50, Duration::from_secs(300));
+    signal(&child, nix::sys::signal::Signal::SIGKILL);
+    child.wait().unwrap();
+    // No result.json after SIGKILL: find the run id on the containers themselves.
+    let ps = Command::new("docker")
+        .args([
+            "ps",
+            "-a",
+            "--filter",
+            "label=chaos.node=etcd1",
+            "--format",
+            "{{.Label \"chaos.run\"}}",
+        ])
+        .output()
+        .unwrap();
+    let run_ids: Vec<String> = String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        run_ids.len(),
+        1,
+        "one killed run's containers are left: {run_ids:?}"
+    );
+    assert!(!labelled(&run_ids[0]).is_empty());
+    let clean = run(&["clean"]);
+    assert_eq!(clean.status.code(), Some(0));
+    assert!(
+        labelled(&run_ids[0]).is_empty(),
+        "chaos clean removed everything"
+    );
+    // The history written before the kill still checks.
+    let check = run(&["check", folder.to_str().unwrap()]);
+    assert!([0, 1, 2].contains(&check.status.code().unwrap()));
+}
+
+#[test]
+fn a_node_that_never_gets_ready_is_an_infrastructure_failure() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = out_dir("never-ready");
+    let o = run(&[
+        "run",
+        "harness/tests/fixtures/never-ready.yaml",
+        "--ready-timeout",
+        "8s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(255));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("never became ready"), "{stderr}");
+    let folder = run_folders(&out).pop().unwrap();
+    let result = json(&folder.join("result.json"));
+    assert_eq!(result["verdict"], "error");
+    assert!(labelled(result["run_id"].as_str().unwrap()).is_empty());
+}
+
+#[test]
+fn unreachable_docker_is_one_line_and_exit_255() {
+    let o = chaos()
+        .args(["run", "scenarios/etcd/stale-reads.yaml", "--out"])
+        .arg(out_dir("no-docker"))
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(255));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let error_lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(error_lines.len(), 1, "{stderr}");
+    assert!(
+        error_lines[0].contains("Docker is not reachable"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"));
+}
