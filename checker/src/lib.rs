@@ -1,1 +1,50 @@
-//! Histories and checkers (being written).
+//! Histories and checkers for chaos: a linearizability checker (Wing & Gong /
+//! Lowe search with a visited cache, split by key), durability and retry
+//! checks, and per-kind counts. A plain library: no Docker, no async.
+
+pub mod history;
+pub mod linearizable;
+pub mod model;
+pub mod read;
+mod search;
+
+pub use history::{Event, EventType, History, Operation, Status};
+pub use linearizable::{Budget, LinearizabilityResult};
+pub use model::{CheckError, Model, ModelKind};
+pub use read::{parse_bytes, parse_str, read_history, Format, ReadError};
+
+use serde::Serialize;
+
+/// The outcome of a check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Ok,
+    Illegal,
+    Unknown,
+}
+
+impl Verdict {
+    /// Jepsen's exit codes: 0 ok, 1 a violation, 2 undecided.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::Ok => 0,
+            Verdict::Illegal => 1,
+            Verdict::Unknown => 2,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::Illegal => "illegal",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,357 @@
+//! `cargo bench -p checker --bench porcupine`: times every history in the shared
+//! EXPECTED.tsv (median of 5 runs, parsing excluded, like Porcupine's baseline),
+//! with peak memory from a counting allocator; then `kv/c50-bad.txt` key by key,
+//! and a generated 1,000,000-operation key-value history.
+//!
+//! `BENCH_ONLY=substring` limits the table to matching files; `BENCH_SKIP_1M=1`
+//! skips the big history.
+
+use checker::history::{Event, EventType, History};
+use checker::linearizable::{check, Budget};
+use checker::{read_history, Format, ModelKind, Verdict};
+use serde_json::json;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+struct Counting;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            let now = CURRENT.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) };
+        CURRENT.fetch_sub(l.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        let q = unsafe { System.realloc(p, l, new) };
+        if !q.is_null() {
+            if new > l.size() {
+                let now = CURRENT.fetch_add(new - l.size(), Ordering::Relaxed) + new - l.size();
+                PEAK.fetch_max(now, Ordering::Relaxed);
+            } else {
+                CURRENT.fetch_sub(l.size() - new, Ordering::Relaxed);
+            }
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Runs `f` and returns its result, the time taken and the peak bytes allocated
+/// above what was live when it started.
+fn measure<T>(f: impl FnOnce() -> T) -> (T, Duration, usize) {
+    let base = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let t = Instant::now();
+    let r = f();
+    let d = t.elapsed();
+    (r, d, PEAK.load(Ordering::Relaxed).saturating_sub(base))
+}
+
+fn shared_dir() -> PathBuf {
+    match std::env::var_os("CHAOS_SHARED_DIR") {
+        Some(d) => PathBuf::from(d).join("histories/porcupine"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories/porcupine"),
+    }
+}
+
+fn mib(b: usize) -> String {
+    if b < 1 << 20 {
+        format!("{:.0} KiB", b as f64 / 1024.0)
+    } else {
+        format!("{:.1} MiB", b as f64 / (1 << 20) as f64)
+    }
+}
+
+fn main() {
+    // `cargo bench` passes --bench; ignore arguments.
+    let dir = shared_dir();
+    let table = std::fs::read_to_string(dir.join("EXPECTED.tsv")).unwrap_or_else(|e| {
+        eprintln!("cannot read {}: {e}", dir.join("EXPECTED.tsv").display());
+        std::process::exit(1)
+    });
+    let baseline: HashMap<(String, String), f64> =
+        std::fs::read_to_string(dir.join("BASELINE.tsv"))
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+            .filter_map(|l| {
+                let c: Vec<&str> = l.split('\t').collect();
+                Some((
+                    (c.first()?.to_string(), c.get(1)?.to_string()),
+                    c.get(3)?.parse().ok()?,
+                ))
+            })
+            .collect();
+    let only = std::env::var("BENCH_ONLY").ok();
+    let budget = Budget::with_timeout(Duration::from_secs(60));
+
+    println!(
+        "{:<24} {:>8} {:>9} {:>11} {:>11} {:>8} {:>10} {:>10}",
+        "history", "verdict", "expected", "ours ms", "porcupine", "ratio", "peak mem", "states"
+    );
+    let mut families: Vec<(String, f64, f64, usize)> = Vec::new();
+    let mut rows: Vec<(String, f64, f64)> = Vec::new();
+    let mut mismatches = 0;
+    for line in table.lines().skip(1) {
+        let c: Vec<&str> = line.split('\t').collect();
+        if c.len() < 4 {
+            continue;
+        }
+        let (file, model_name, expected) = (c[0], c[1], c[3]);
+        if only.as_deref().is_some_and(|o| !file.contains(o)) {
+            continue;
+        }
+        let model: ModelKind = model_name.parse().expect("model");
+        let history = read_history(&dir.join(file), Format::Auto).expect("history");
+        let mut times = Vec::new();
+        let mut peak = 0;
+        let mut last = None;
+        for _ in 0..5 {
+            let (r, d, p) = measure(|| check(&history, model, &budget).expect("check"));
+            times.push(d.as_secs_f64() * 1e3);
+            peak = peak.max(p);
+            last = Some(r);
+        }
+        times.sort_by(|a, b| a.total_cmp(b));
+        let median = times[2];
+        let r = last.expect("ran");
+        let base = baseline
+            .get(&(file.to_string(), model_name.to_string()))
+            .copied()
+            .unwrap_or(f64::NAN);
+        if r.verdict.as_str() != expected {
+            mismatches += 1;
+        }
+        println!(
+            "{:<24} {:>8} {:>9} {:>11.3} {:>11.3} {:>8.3} {:>10} {:>10}",
+            file,
+            r.verdict.as_str(),
+            expected,
+            median,
+            base,
+            median / base,
+            mib(peak),
+            r.states_explored
+        );
+        let family = file.split('/').next().unwrap_or("").to_string();
+        match families.iter_mut().find(|f| f.0 == family) {
+            Some(f) => {
+                f.1 += median;
+                f.2 += base;
+                f.3 += 1;
+            }
+            None => families.push((family, median, base, 1)),
+        }
+        rows.push((file.to_string(), median, base));
+    }
+    println!();
+    println!(
+        "{:<10} {:>6} {:>12} {:>14} {:>8}",
+        "family", "checks", "ours ms", "porcupine ms", "ratio"
+    );
+    let (mut so, mut sp, mut sn) = (0.0, 0.0, 0);
+    for (f, o, p, n) in &families {
+        println!("{f:<10} {n:>6} {o:>12.3} {p:>14.3} {:>8.3}", o / p);
+        so += o;
+        sp += p;
+        sn += n;
+    }
+    println!(
+        "{:<10} {sn:>6} {so:>12.3} {sp:>14.3} {:>8.3}",
+        "total",
+        so / sp
+    );
+    rows.sort_by(|a, b| (b.1 / b.2).total_cmp(&(a.1 / a.2)));
+    println!("\nworst ratios:");
+    for (f, o, p) in rows.iter().take(10) {
+        println!("  {f:<24} {o:>9.3} ms vs {p:>9.3} ms  ratio {:.3}", o / p);
+    }
+    if mismatches > 0 {
+        println!("\n{mismatches} verdicts differ from EXPECTED.tsv");
+    }
+
+    // Beyond Porcupine: c50-bad key by key, every key decided.
+    if only.is_none()
+        || only
+            .as_deref()
+            .is_some_and(|o| "kv/c50-bad.txt".contains(o))
+    {
+        println!("\nkv/c50-bad.txt key by key (one thread per check):");
+        let history = read_history(&dir.join("kv/c50-bad.txt"), Format::Auto).expect("history");
+        let mut keys: Vec<String> = history.ops.iter().filter_map(|o| o.key.clone()).collect();
+        keys.sort();
+        keys.dedup();
+        println!(
+            "{:<5} {:>5} {:>8} {:>10} {:>10} {:>10}",
+            "key", "ops", "verdict", "ms", "peak mem", "states"
+        );
+        for k in keys {
+            let events: Vec<Event> = history
+                .events
+                .iter()
+                .filter(|e| e.key.as_deref() == Some(&k))
+                .cloned()
+                .collect();
+            let h = History::from_events(events).expect("sub-history");
+            let (r, d, p) = measure(|| check(&h, ModelKind::Kv, &budget).expect("check"));
+            println!(
+                "{k:<5} {:>5} {:>8} {:>10.3} {:>10} {:>10}",
+                h.ops.len(),
+                r.verdict.as_str(),
+                d.as_secs_f64() * 1e3,
+                mib(p),
+                r.states_explored
+            );
+        }
+    }
+
+    if std::env::var_os("BENCH_SKIP_1M").is_none() && only.is_none() {
+        let h = generate_kv(1_000_000, 1_000, 50, 0.10, 42);
+        let info = h
+            .ops
+            .iter()
+            .filter(|o| o.status == checker::Status::Info)
+            .count();
+        println!(
+            "\ngenerated key-value history: {} operations, 1000 keys, 50 processes, {} info",
+            h.ops.len(),
+            info
+        );
+        let budget = Budget::with_timeout(Duration::from_secs(120));
+        let (r, d, p) = measure(|| check(&h, ModelKind::Kv, &budget).expect("check"));
+        println!(
+            "1M-operation kv history: {} in {:.2} s, peak memory {} (checker only; the history itself is {}), {} states",
+            r.verdict,
+            d.as_secs_f64(),
+            mib(p),
+            mib(CURRENT.load(Ordering::Relaxed)),
+            r.states_explored
+        );
+        if r.verdict != Verdict::Ok {
+            println!("unexpected verdict for a history generated from a linearizable store");
+        }
+    }
+}
+
+/// A linearizable in-memory store driven by `processes` clients, each with at most
+/// one operation in flight; a fraction of operations end with `info` (applied or
+/// not, at random) and their process is replaced by a new one.
+fn generate_kv(ops: usize, keys: usize, processes: usize, info: f64, seed: u64) -> History {
+    let mut rng = seed;
+    let mut rand = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut store: Vec<String> = vec![String::new(); keys];
+    let mut events = Vec::with_capacity(ops * 2);
+    // Per slot: (process, key, f, value, applied?, result, info?)
+    struct Flight {
+        process: u64,
+        key: usize,
+        f: &'static str,
+        value: String,
+        done: bool,
+        result: String,
+        info: bool,
+    }
+    let mut slots: Vec<Option<Flight>> = (0..processes).map(|_| None).collect();
+    let mut next_process = processes as u64;
+    let mut procs: Vec<u64> = (0..processes as u64).collect();
+    let mut started = 0;
+    let mut counter = 0u64;
+    let mut time = 0u64;
+    while started < ops || slots.iter().any(|s| s.is_some()) {
+        let i = (rand() % processes as u64) as usize;
+        time += 1 + rand() % 1000;
+        match slots[i].take() {
+            None if started < ops => {
+                started += 1;
+                counter += 1;
+                let key = (rand() % keys as u64) as usize;
+                let r = rand() % 100;
+                let (f, value) = if r < 45 {
+                    ("get", String::new())
+                } else if r < 50 {
+                    ("put", format!("x {} {} y", procs[i], counter))
+                } else {
+                    ("append", format!("x {} {} y", procs[i], counter))
+                };
+                let info = (rand() % 1000) as f64 / 1000.0 < info;
+                let mut e = Event::new(
+                    procs[i],
+                    EventType::Invoke,
+                    f,
+                    Some(&key.to_string()),
+                    if f == "get" {
+                        json!(null)
+                    } else {
+                        json!(value)
+                    },
+                );
+                e.time = time;
+                e.index = events.len() as u64;
+                events.push(e);
+                slots[i] = Some(Flight {
+                    process: procs[i],
+                    key,
+                    f,
+                    value,
+                    done: false,
+                    result: String::new(),
+                    info,
+                });
+            }
+            None => {}
+            Some(mut fl) => {
+                if !fl.done {
+                    // Take effect at some point between invocation and completion; an
+                    // info operation may also never take effect.
+                    if !(fl.info && rand() % 2 == 0) {
+                        let s = &mut store[fl.key];
+                        match fl.f {
+                            "get" => fl.result = s.clone(),
+                            "put" => *s = fl.value.clone(),
+                            _ => s.push_str(&fl.value),
+                        }
+                    }
+                    fl.done = true;
+                    slots[i] = Some(fl);
+                    continue;
+                }
+                let (kind, value) = if fl.info {
+                    (EventType::Info, json!(null))
+                } else if fl.f == "get" {
+                    (EventType::Ok, json!(fl.result))
+                } else {
+                    (EventType::Ok, json!(fl.value))
+                };
+                let mut e = Event::new(fl.process, kind, fl.f, Some(&fl.key.to_string()), value);
+                e.time = time;
+                e.index = events.len() as u64;
+                events.push(e);
+                if fl.info {
+                    procs[i] = next_process;
+                    next_process += 1;
+                }
+            }
+        }
+    }
+    History::from_events(events).expect("generated history is well formed")
+}

@@ -1,0 +1,516 @@
+//! The linearizability checker: split by key (P-compositionality), search each
+//! partition (in parallel), and explain each violation.
+
+use crate::history::{show, History, Operation, Status};
+use crate::model::{Built, CheckError, Kv, ModelKind, Register, S3Object, SeqModel, SetModel};
+use crate::search::{search, Limits, Outcome};
+use crate::Verdict;
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How much a check may spend before it answers `unknown`.
+#[derive(Clone, Debug)]
+pub struct Budget {
+    /// Wall-clock limit for the whole check.
+    pub timeout: Duration,
+    /// Cap on the visited-state caches of all partitions searched at once (bytes).
+    pub max_memory: usize,
+    /// Worker threads for partitions; 0 = the machine's parallelism.
+    pub threads: usize,
+    /// Confirm the shortest illegal prefix of each illegal partition (one more
+    /// search on the truncated partition).
+    pub explain: bool,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            timeout: Duration::from_secs(60),
+            max_memory: 2 << 30,
+            threads: 0,
+            explain: true,
+        }
+    }
+}
+
+impl Budget {
+    pub fn with_timeout(timeout: Duration) -> Budget {
+        Budget {
+            timeout,
+            ..Budget::default()
+        }
+    }
+}
+
+/// An operation as an explanation shows it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct OpSummary {
+    /// Id in `History::ops`.
+    pub id: usize,
+    pub process: u64,
+    pub f: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    pub value: Value,
+    pub status: Status,
+    pub output: Value,
+    /// Event positions of the invocation and completion.
+    pub invoke: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub complete: Option<usize>,
+    pub invoke_time: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub complete_time: Option<u64>,
+    /// 1-based line in the history file (0 if not read from a file).
+    pub line: usize,
+}
+
+impl OpSummary {
+    pub fn of(op: &Operation) -> OpSummary {
+        OpSummary {
+            id: op.id,
+            process: op.process,
+            f: op.f.clone(),
+            key: op.key.clone(),
+            value: op.value.clone(),
+            status: op.status,
+            output: op.output.clone(),
+            invoke: op.invoke,
+            complete: op.complete,
+            invoke_time: op.invoke_time,
+            complete_time: op.complete_time,
+            line: op.line,
+        }
+    }
+
+    /// `read -> 3` / `write 4` / `cas [1 2] -> ok`.
+    pub fn describe(&self) -> String {
+        let arg = if self.value.is_null() {
+            String::new()
+        } else {
+            format!(" {}", show(&self.value))
+        };
+        let res = match self.status {
+            Status::Ok if !self.output.is_null() && self.output != self.value => {
+                format!(" -> {}", show(&self.output))
+            }
+            Status::Ok => String::new(),
+            Status::Fail => " (fail)".into(),
+            Status::Info => " (outcome unknown)".into(),
+        };
+        format!("{}{arg}{res}", self.f)
+    }
+
+    /// `op #12, process 3, line 40`.
+    pub fn locate(&self) -> String {
+        if self.line > 0 {
+            format!(
+                "op #{}, process {}, line {}",
+                self.id, self.process, self.line
+            )
+        } else {
+            format!("op #{}, process {}", self.id, self.process)
+        }
+    }
+}
+
+/// One step of a partial linearization.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinearizedStep {
+    pub op: OpSummary,
+    /// Model state after the operation.
+    pub state: String,
+}
+
+/// Why a partition is not linearizable.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Explanation {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// One sentence for people.
+    pub message: String,
+    /// The operation that cannot be placed.
+    pub op: OpSummary,
+    /// The model state it would need.
+    pub needs: String,
+    /// The states the model could be in when it had to take effect.
+    pub states: Vec<String>,
+    /// The shortest illegal prefix by completion ends with this event (inclusive).
+    pub prefix_end_event: usize,
+    /// Operations invoked within that prefix.
+    pub prefix_ops: usize,
+    /// Whether the prefix was confirmed illegal by a search of the truncated history.
+    pub prefix_confirmed: bool,
+    /// The longest partial linearization found.
+    pub longest_linearization: Vec<LinearizedStep>,
+}
+
+/// What an undecided partition explored.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Unexplored {
+    pub reason: String,
+    /// Operations in the longest partial linearization found, out of `operations`.
+    pub longest_linearization: usize,
+}
+
+/// The verdict for one key.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PartitionResult {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    pub verdict: Verdict,
+    /// Operations searched (after dropping failed ones and unobservable unknown ones).
+    pub operations: usize,
+    pub states_explored: u64,
+    pub elapsed_ms: f64,
+    /// Peak bytes of the visited-state cache (an estimate).
+    pub memory_bytes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<Explanation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<Unexplored>,
+}
+
+/// The result of a linearizability check.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinearizabilityResult {
+    pub verdict: Verdict,
+    pub model: ModelKind,
+    /// Operations in the history.
+    pub operations: usize,
+    pub states_explored: u64,
+    pub elapsed_ms: f64,
+    /// Illegal partitions first, then unknown, then ok (each in key order).
+    pub partitions: Vec<PartitionResult>,
+}
+
+impl LinearizabilityResult {
+    /// The first violation, if any.
+    pub fn explanation(&self) -> Option<&Explanation> {
+        self.partitions.iter().find_map(|p| p.explanation.as_ref())
+    }
+}
+
+/// Checks that `history` is linearizable with respect to `model`, key by key.
+///
+/// Bad input for the model (an unknown operation, a malformed cas) is an error,
+/// not a verdict.
+pub fn check(
+    history: &History,
+    model: ModelKind,
+    budget: &Budget,
+) -> Result<LinearizabilityResult, CheckError> {
+    let start = Instant::now();
+    let stop = AtomicBool::new(false);
+    let mut groups = history.by_key();
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    let total: usize = groups.iter().map(|g| g.1.len()).sum();
+    let threads = match budget.threads {
+        0 => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        t => t,
+    }
+    .min(groups.len())
+    .max(1);
+    // Spawning costs tens of microseconds: only worth it for real work.
+    let threads = if total < 2_000 { 1 } else { threads };
+    let limits = Limits {
+        deadline: start + budget.timeout,
+        max_memory: budget.max_memory / threads,
+        stop: &stop,
+    };
+
+    let mut results: Vec<Option<Result<PartitionResult, CheckError>>> = vec![None; groups.len()];
+    if threads == 1 {
+        for (i, (key, ops)) in groups.iter().enumerate() {
+            results[i] = Some(check_partition(
+                key.clone(),
+                ops,
+                model,
+                &limits,
+                budget.explain,
+            ));
+        }
+    } else {
+        // Largest partitions first, so the last one to finish is small.
+        let mut order: Vec<usize> = (0..groups.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(groups[i].1.len()));
+        let next = AtomicUsize::new(0);
+        let slots: Vec<Mutex<Option<Result<PartitionResult, CheckError>>>> =
+            (0..groups.len()).map(|_| Mutex::new(None)).collect();
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&i) = order.get(k) else { break };
+                    let (key, ops) = &groups[i];
+                    let r = check_partition(key.clone(), ops, model, &limits, budget.explain);
+                    if let Ok(mut slot) = slots[i].lock() {
+                        *slot = Some(r);
+                    }
+                });
+            }
+        });
+        for (i, slot) in slots.into_iter().enumerate() {
+            results[i] = slot.into_inner().ok().flatten();
+        }
+    }
+    let mut partitions = Vec::with_capacity(results.len());
+    for r in results {
+        match r {
+            Some(Ok(p)) => partitions.push(p),
+            Some(Err(e)) => return Err(e),
+            None => {
+                return Err(CheckError {
+                    op: 0,
+                    line: 0,
+                    message: "a partition worker failed".into(),
+                })
+            }
+        }
+    }
+    let verdict = if partitions.iter().any(|p| p.verdict == Verdict::Illegal) {
+        Verdict::Illegal
+    } else if partitions.iter().any(|p| p.verdict == Verdict::Unknown) {
+        Verdict::Unknown
+    } else {
+        Verdict::Ok
+    };
+    partitions.sort_by_key(|p| match p.verdict {
+        Verdict::Illegal => 0,
+        Verdict::Unknown => 1,
+        Verdict::Ok => 2,
+    });
+    Ok(LinearizabilityResult {
+        verdict,
+        model,
+        operations: history.ops.len(),
+        states_explored: partitions.iter().map(|p| p.states_explored).sum(),
+        elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
+        partitions,
+    })
+}
+
+fn check_partition(
+    key: Option<String>,
+    ops: &[&Operation],
+    model: ModelKind,
+    limits: &Limits,
+    explain: bool,
+) -> Result<PartitionResult, CheckError> {
+    match model {
+        ModelKind::Register => run(|o| Register::build(o, false), key, ops, limits, explain),
+        ModelKind::CasRegister => run(|o| Register::build(o, true), key, ops, limits, explain),
+        ModelKind::Kv => run(Kv::build, key, ops, limits, explain),
+        ModelKind::Set => run(SetModel::build, key, ops, limits, explain),
+        ModelKind::S3Object => run(S3Object::build, key, ops, limits, explain),
+    }
+}
+
+fn run<M: SeqModel>(
+    build: impl Fn(&[&Operation]) -> Result<Built<M>, CheckError>,
+    key: Option<String>,
+    ops: &[&Operation],
+    limits: &Limits,
+    explain: bool,
+) -> Result<PartitionResult, CheckError> {
+    let start = Instant::now();
+    let mut built = build(ops)?;
+    let mut result = PartitionResult {
+        key: key.clone(),
+        verdict: Verdict::Ok,
+        operations: built.ops.len(),
+        states_explored: 0,
+        elapsed_ms: 0.0,
+        memory_bytes: 0,
+        explanation: None,
+        unknown: None,
+    };
+    if let Some((i, why)) = built.immediate.take() {
+        let op = OpSummary::of(ops[i]);
+        let end = op.complete.unwrap_or(op.invoke);
+        result.verdict = Verdict::Illegal;
+        result.explanation = Some(Explanation {
+            key: key.clone(),
+            message: format!(
+                "{}{} ({}): {why}",
+                key_prefix(&key),
+                op.describe(),
+                op.locate()
+            ),
+            needs: "a value that was written".into(),
+            states: Vec::new(),
+            prefix_end_event: end,
+            prefix_ops: ops.iter().filter(|o| o.invoke <= end).count(),
+            prefix_confirmed: true,
+            longest_linearization: Vec::new(),
+            op,
+        });
+        result.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
+        return Ok(result);
+    }
+    match search(&mut built.model, &built.ops, limits) {
+        Outcome::Ok { states, memory } => {
+            result.states_explored = states;
+            result.memory_bytes = memory;
+        }
+        Outcome::Unknown {
+            reason,
+            best,
+            states,
+            memory,
+        } => {
+            result.verdict = Verdict::Unknown;
+            result.states_explored = states;
+            result.memory_bytes = memory;
+            result.unknown = Some(Unexplored {
+                reason,
+                longest_linearization: best.len(),
+            });
+        }
+        Outcome::Illegal {
+            stuck,
+            best,
+            stuck_states,
+            states,
+            memory,
+        } => {
+            result.verdict = Verdict::Illegal;
+            result.states_explored = states;
+            result.memory_bytes = memory;
+            let mut ex = explanation(&key, ops, &built, stuck, &best, &stuck_states);
+            if explain {
+                confirm_prefix(&build, &key, ops, &built, stuck, limits, &mut ex);
+            }
+            result.explanation = Some(ex);
+        }
+    }
+    result.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
+    Ok(result)
+}
+
+fn key_prefix(key: &Option<String>) -> String {
+    match key {
+        Some(k) => format!("key {k}: "),
+        None => String::new(),
+    }
+}
+
+fn explanation<M: SeqModel>(
+    key: &Option<String>,
+    ops: &[&Operation],
+    built: &Built<M>,
+    stuck: usize,
+    best: &[(usize, M::State)],
+    stuck_states: &[M::State],
+) -> Explanation {
+    let src = built.ops[stuck].src;
+    let op = OpSummary::of(ops[src]);
+    let end = op.complete.unwrap_or(op.invoke);
+    let states: Vec<String> = stuck_states
+        .iter()
+        .map(|s| built.model.show_state(s))
+        .collect();
+    let needs = built.model.needs(stuck);
+    let could = if states.is_empty() {
+        String::new()
+    } else {
+        format!("; by then the state could only be {}", states.join(" or "))
+    };
+    let message = format!(
+        "{}{} ({}) cannot be linearized: it needs {}{}",
+        key_prefix(key),
+        op.describe(),
+        op.locate(),
+        needs,
+        could
+    );
+    Explanation {
+        key: key.clone(),
+        message,
+        op,
+        needs,
+        states,
+        prefix_end_event: end,
+        prefix_ops: ops.iter().filter(|o| o.invoke <= end).count(),
+        prefix_confirmed: false,
+        longest_linearization: best
+            .iter()
+            .map(|(i, s)| LinearizedStep {
+                op: OpSummary::of(ops[built.ops[*i].src]),
+                state: built.model.show_state(s),
+            })
+            .collect(),
+    }
+}
+
+/// Pruning may stop a search before it reaches the true frontier, so the prefix
+/// ending at the stuck operation's completion is searched on its own; if it
+/// turns out legal, the cut moves to the next completion until one is illegal.
+fn confirm_prefix<M: SeqModel>(
+    build: &impl Fn(&[&Operation]) -> Result<Built<M>, CheckError>,
+    key: &Option<String>,
+    ops: &[&Operation],
+    built: &Built<M>,
+    stuck: usize,
+    limits: &Limits,
+    ex: &mut Explanation,
+) {
+    let mut cuts: Vec<u32> = built
+        .ops
+        .iter()
+        .filter(|o| !o.info())
+        .map(|o| o.ret)
+        .collect();
+    cuts.sort_unstable();
+    let Ok(mut k) = cuts.binary_search(&built.ops[stuck].ret) else {
+        return;
+    };
+    while k < cuts.len() {
+        let cut = cuts[k] as usize;
+        let truncated: Vec<Operation> = ops
+            .iter()
+            .filter(|o| o.invoke <= cut)
+            .map(|o| {
+                let mut o = (*o).clone();
+                if o.complete.is_some_and(|c| c > cut) {
+                    o.status = Status::Info;
+                    o.complete = None;
+                    o.complete_time = None;
+                    o.output = Value::Null;
+                }
+                o
+            })
+            .collect();
+        let refs: Vec<&Operation> = truncated.iter().collect();
+        let Ok(mut b) = build(&refs) else { return };
+        if let Some((i, _)) = b.immediate {
+            // Shouldn't differ from the full history's immediate check; keep the search's story.
+            let _ = i;
+            return;
+        }
+        match search(&mut b.model, &b.ops, limits) {
+            Outcome::Illegal {
+                stuck,
+                best,
+                stuck_states,
+                ..
+            } => {
+                // The truncated operations are a prefix of `ops` (both in invocation order),
+                // so indices agree; summaries show the original completions.
+                let mut e = explanation(key, ops, &b, stuck, &best, &stuck_states);
+                e.prefix_confirmed = true;
+                e.prefix_end_event = cut;
+                e.prefix_ops = truncated.len();
+                *ex = e;
+                return;
+            }
+            Outcome::Ok { .. } => k += 1,
+            Outcome::Unknown { .. } => return,
+        }
+    }
+}

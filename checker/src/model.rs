@@ -1,0 +1,992 @@
+//! Sequential models. Each one is compiled per partition (per key) into a plain
+//! value whose states are small and cheap to hash: values and strings are interned
+//! to `u32` ids once, so a search step is an integer comparison or a table lookup.
+
+use crate::history::{show, Operation, Status};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::hash::Hash;
+use std::str::FromStr;
+
+/// The models `chaos check --model` accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelKind {
+    Register,
+    CasRegister,
+    Kv,
+    Set,
+    S3Object,
+}
+
+/// Short name used by the API; the same type as [`ModelKind`].
+pub type Model = ModelKind;
+
+impl ModelKind {
+    /// Every model name, for validating scenarios.
+    pub const NAMES: &'static [&'static str] =
+        &["register", "cas-register", "kv", "set", "s3-object"];
+    pub const ALL: &'static [ModelKind] = &[
+        ModelKind::Register,
+        ModelKind::CasRegister,
+        ModelKind::Kv,
+        ModelKind::Set,
+        ModelKind::S3Object,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::Register => "register",
+            ModelKind::CasRegister => "cas-register",
+            ModelKind::Kv => "kv",
+            ModelKind::Set => "set",
+            ModelKind::S3Object => "s3-object",
+        }
+    }
+}
+
+impl fmt::Display for ModelKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ModelKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ModelKind::ALL
+            .iter()
+            .copied()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown model {s:?} (valid models: {})",
+                    ModelKind::NAMES.join(", ")
+                )
+            })
+    }
+}
+
+/// An operation the model cannot interpret (bad input, not a violation).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CheckError {
+    /// The operation's id in the history.
+    pub op: usize,
+    /// 1-based line of its invocation (0 if unknown).
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for CheckError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(f, "line {}: {}", self.line, self.message)
+        } else {
+            write!(f, "operation {}: {}", self.op, self.message)
+        }
+    }
+}
+
+impl std::error::Error for CheckError {}
+
+pub(crate) fn bad(op: &Operation, message: impl Into<String>) -> CheckError {
+    CheckError {
+        op: op.id,
+        line: op.line,
+        message: message.into(),
+    }
+}
+
+/// How an operation can change the state, used to prune the search: an
+/// `Observe` operation that must happen before any remaining `Reset` can only
+/// be reached through `Grow` operations, so the current state must be
+/// [`SeqModel::compatible`] with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Class {
+    Observe,
+    Grow,
+    Reset,
+}
+
+/// A compiled sequential model over the operations `0..n` of one partition.
+pub(crate) trait SeqModel {
+    type State: Clone + Eq + Hash;
+    fn init(&mut self) -> Self::State;
+    /// The state after applying operation `op` in state `s`, or `None` if `op`
+    /// cannot happen there (with the result it returned).
+    fn step(&mut self, s: &Self::State, op: usize) -> Option<Self::State>;
+    fn class(&self, op: usize) -> Class;
+    /// Whether some sequence of `Grow` operations could lead from `s` to a state
+    /// where the `Observe` operation `op` is legal.
+    fn compatible(&mut self, s: &Self::State, op: usize) -> bool;
+    /// Two independent 64-bit hashes of a state (the visited cache keeps only fingerprints).
+    fn fingerprint(&self, s: &Self::State) -> (u64, u64);
+    fn show_state(&self, s: &Self::State) -> String;
+    /// What state the operation needs to be legal, in words.
+    fn needs(&self, op: usize) -> String;
+}
+
+/// One operation of a partition, as the search sees it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SOp {
+    /// Index into the partition's original operation slice.
+    pub src: usize,
+    /// Event positions: the invocation and the completion (`u32::MAX` when the
+    /// outcome is unknown: it may be linearized any time after its call, or never).
+    pub call: u32,
+    pub ret: u32,
+}
+
+impl SOp {
+    pub fn info(&self) -> bool {
+        self.ret == u32::MAX
+    }
+}
+
+/// A compiled partition: the model, its operations, and possibly a violation
+/// found without search.
+pub(crate) struct Built<M> {
+    pub model: M,
+    pub ops: Vec<SOp>,
+    /// (index into the partition's slice, why) for an operation that is illegal anywhere.
+    pub immediate: Option<(usize, String)>,
+}
+
+fn sop(i: usize, op: &Operation, pending: bool) -> SOp {
+    SOp {
+        src: i,
+        call: op.invoke as u32,
+        ret: if pending {
+            u32::MAX
+        } else {
+            op.complete.map(|c| c as u32).unwrap_or(u32::MAX)
+        },
+    }
+}
+
+#[inline]
+pub(crate) fn mix(x: u64) -> u64 {
+    // splitmix64 finaliser: a bijection, so distinct small states never collide.
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[inline]
+fn fp_u64(x: u64) -> (u64, u64) {
+    (mix(x), mix(x ^ 0xD6E8_FEB8_6659_FD93).rotate_left(17))
+}
+
+/// Interns JSON values by their canonical text.
+#[derive(Default)]
+struct Interner {
+    ids: HashMap<String, u32>,
+    values: Vec<Value>,
+}
+
+impl Interner {
+    fn id(&mut self, v: &Value) -> u32 {
+        let k = v.to_string();
+        if let Some(&i) = self.ids.get(&k) {
+            return i;
+        }
+        let i = self.values.len() as u32;
+        self.ids.insert(k, i);
+        self.values.push(v.clone());
+        i
+    }
+}
+
+fn f_is(f: &str, names: &[&str]) -> bool {
+    names.contains(&f)
+}
+
+// ---------------------------------------------------------------------------
+// register and cas-register
+
+#[derive(Clone, Copy, Debug)]
+enum RegOp {
+    Read(u32),
+    Write(u32),
+    Cas(u32, u32),
+}
+
+/// A single register holding a JSON value, initially `nil`.
+///
+/// * `read` (invoke value ignored) returns the current value: legal iff the
+///   completion's value equals it.
+/// * `write v` sets the value to `v` and returns.
+/// * `cas [a b]` (cas-register only): if the value equals `a` it becomes `b`
+///   and the cas returns `ok`; otherwise nothing changes. A cas that completed
+///   with `fail` never took effect (a definite no-op) and imposes nothing; a cas
+///   with an unknown outcome either happened while the value was `a` or never.
+///
+/// Operations on different keys are independent registers.
+pub struct Register {
+    ops: Vec<RegOp>,
+    values: Interner,
+}
+
+const NIL: u32 = 0;
+
+impl Register {
+    pub(crate) fn build(ops: &[&Operation], cas: bool) -> Result<Built<Register>, CheckError> {
+        let mut values = Interner::default();
+        values.id(&Value::Null); // NIL == 0
+        let mut compiled = Vec::new();
+        let mut sops = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            if op.status == Status::Fail {
+                continue;
+            }
+            let f = op.f.as_str();
+            let r = if f_is(f, &["read", "r", "get"]) {
+                if op.status != Status::Ok {
+                    continue; // an unfinished read shows nothing
+                }
+                RegOp::Read(values.id(&op.output))
+            } else if f_is(f, &["write", "w", "put"]) {
+                RegOp::Write(values.id(&op.value))
+            } else if cas && f_is(f, &["cas", "compare-and-set"]) {
+                match &op.value {
+                    Value::Array(a) if a.len() == 2 => {
+                        RegOp::Cas(values.id(&a[0]), values.id(&a[1]))
+                    }
+                    v => {
+                        return Err(bad(
+                            op,
+                            format!("cas needs [expected new], got {}", show(v)),
+                        ))
+                    }
+                }
+            } else {
+                let valid = if cas {
+                    "read, write, cas"
+                } else {
+                    "read, write"
+                };
+                return Err(bad(
+                    op,
+                    format!(
+                        "model {} has no operation {:?} (valid: {valid})",
+                        if cas { "cas-register" } else { "register" },
+                        op.f
+                    ),
+                ));
+            };
+            compiled.push((i, r, op.status != Status::Ok));
+        }
+        // Values someone could observe: read results and cas expectations.
+        let mut observed: HashSet<u32> = HashSet::new();
+        let mut written: HashSet<u32> = HashSet::new();
+        written.insert(NIL);
+        for &(_, r, _) in &compiled {
+            match r {
+                RegOp::Read(v) => {
+                    observed.insert(v);
+                }
+                RegOp::Cas(a, b) => {
+                    observed.insert(a);
+                    written.insert(b);
+                }
+                RegOp::Write(v) => {
+                    written.insert(v);
+                }
+            }
+        }
+        let mut immediate = None;
+        let mut out = Vec::new();
+        for (i, r, unknown) in compiled {
+            match r {
+                RegOp::Read(v) if !written.contains(&v) && immediate.is_none() => {
+                    immediate = Some((
+                        i,
+                        format!(
+                            "read returned {} which no operation ever wrote",
+                            show(&values.values[v as usize])
+                        ),
+                    ));
+                }
+                RegOp::Cas(a, _) if !unknown && !written.contains(&a) && immediate.is_none() => {
+                    immediate = Some((
+                        i,
+                        format!(
+                            "cas succeeded expecting {} which no operation ever wrote",
+                            show(&values.values[a as usize])
+                        ),
+                    ));
+                }
+                // An unknown write nobody could observe may as well never have happened.
+                RegOp::Write(v) | RegOp::Cas(_, v) if unknown && !observed.contains(&v) => continue,
+                _ => {}
+            }
+            sops.push(sop(i, ops[i], unknown));
+            out.push(r);
+        }
+        Ok(Built {
+            model: Register { ops: out, values },
+            ops: sops,
+            immediate,
+        })
+    }
+}
+
+impl SeqModel for Register {
+    type State = u32;
+    fn init(&mut self) -> u32 {
+        NIL
+    }
+    #[inline]
+    fn step(&mut self, s: &u32, op: usize) -> Option<u32> {
+        match self.ops[op] {
+            RegOp::Read(v) => (v == *s).then_some(*s),
+            RegOp::Write(v) => Some(v),
+            RegOp::Cas(a, b) => (a == *s).then_some(b),
+        }
+    }
+    fn class(&self, op: usize) -> Class {
+        match self.ops[op] {
+            RegOp::Read(_) => Class::Observe,
+            _ => Class::Reset,
+        }
+    }
+    #[inline]
+    fn compatible(&mut self, s: &u32, op: usize) -> bool {
+        matches!(self.ops[op], RegOp::Read(v) if v == *s)
+    }
+    fn fingerprint(&self, s: &u32) -> (u64, u64) {
+        fp_u64(*s as u64)
+    }
+    fn show_state(&self, s: &u32) -> String {
+        show(&self.values.values[*s as usize])
+    }
+    fn needs(&self, op: usize) -> String {
+        match self.ops[op] {
+            RegOp::Read(v) => format!("value {}", self.show_state(&v)),
+            RegOp::Write(_) => "nothing (a write is always legal)".into(),
+            RegOp::Cas(a, _) => format!("value {}", self.show_state(&a)),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// kv
+
+#[derive(Clone, Copy, Debug)]
+enum KvOp {
+    Get(u32),
+    Put(u32),
+    Append(u32),
+}
+
+/// A map from keys to strings; every key starts as `""` and keys are independent.
+///
+/// * `get` returns the key's string: legal iff the completion's value equals it
+///   (`nil` reads as `""`).
+/// * `put s` replaces the string with `s`.
+/// * `append s` concatenates `s` to the end of the string.
+pub struct Kv {
+    ops: Vec<KvOp>,
+    strings: Vec<String>,
+    ids: HashMap<String, u32>,
+    /// (state, appended string) -> state: appends allocate only the first time.
+    appends: HashMap<(u32, u32), u32>,
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Kv {
+    fn intern(&mut self, s: String) -> u32 {
+        if let Some(&i) = self.ids.get(&s) {
+            return i;
+        }
+        let i = self.strings.len() as u32;
+        self.ids.insert(s.clone(), i);
+        self.strings.push(s);
+        i
+    }
+
+    pub(crate) fn build(ops: &[&Operation]) -> Result<Built<Kv>, CheckError> {
+        let mut kv = Kv {
+            ops: Vec::new(),
+            strings: Vec::new(),
+            ids: HashMap::new(),
+            appends: HashMap::new(),
+        };
+        kv.intern(String::new());
+        let mut compiled = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            if op.status == Status::Fail {
+                continue;
+            }
+            let f = op.f.as_str();
+            let unknown = op.status != Status::Ok;
+            let k = if f_is(f, &["get", "read", "r"]) {
+                if unknown {
+                    continue;
+                }
+                KvOp::Get(kv.intern(text_of(&op.output)))
+            } else if f_is(f, &["put", "write", "w"]) {
+                KvOp::Put(kv.intern(text_of(&op.value)))
+            } else if f_is(f, &["append"]) {
+                KvOp::Append(kv.intern(text_of(&op.value)))
+            } else {
+                return Err(bad(
+                    op,
+                    format!(
+                        "model kv has no operation {:?} (valid: get, put, append)",
+                        op.f
+                    ),
+                ));
+            };
+            compiled.push((i, k, unknown));
+        }
+        let gets: Vec<&str> = compiled
+            .iter()
+            .filter_map(|&(_, k, _)| match k {
+                KvOp::Get(v) => Some(kv.strings[v as usize].as_str()),
+                _ => None,
+            })
+            .collect();
+        // An unknown put or append that no get could have seen changes nothing
+        // anyone observed before the next put, so it may as well never have happened.
+        let mut keep = Vec::with_capacity(compiled.len());
+        for &(_, k, unknown) in &compiled {
+            let relevant = !unknown
+                || match k {
+                    KvOp::Put(v) => {
+                        let v = kv.strings[v as usize].as_str();
+                        gets.iter().any(|g| g.starts_with(v))
+                    }
+                    KvOp::Append(v) => {
+                        let v = kv.strings[v as usize].as_str();
+                        !v.is_empty() && gets.iter().any(|g| g.contains(v))
+                    }
+                    KvOp::Get(_) => true,
+                };
+            keep.push(relevant);
+        }
+        let mut sops = Vec::new();
+        for (&(i, k, unknown), keep) in compiled.iter().zip(keep) {
+            if keep {
+                sops.push(sop(i, ops[i], unknown));
+                kv.ops.push(k);
+            }
+        }
+        Ok(Built {
+            model: kv,
+            ops: sops,
+            immediate: None,
+        })
+    }
+}
+
+impl SeqModel for Kv {
+    type State = u32;
+    fn init(&mut self) -> u32 {
+        0
+    }
+    #[inline]
+    fn step(&mut self, s: &u32, op: usize) -> Option<u32> {
+        match self.ops[op] {
+            KvOp::Get(v) => (v == *s).then_some(*s),
+            KvOp::Put(v) => Some(v),
+            KvOp::Append(a) => {
+                if let Some(&n) = self.appends.get(&(*s, a)) {
+                    return Some(n);
+                }
+                let mut t = String::with_capacity(
+                    self.strings[*s as usize].len() + self.strings[a as usize].len(),
+                );
+                t.push_str(&self.strings[*s as usize]);
+                t.push_str(&self.strings[a as usize]);
+                let n = self.intern(t);
+                self.appends.insert((*s, a), n);
+                Some(n)
+            }
+        }
+    }
+    fn class(&self, op: usize) -> Class {
+        match self.ops[op] {
+            KvOp::Get(_) => Class::Observe,
+            KvOp::Put(_) => Class::Reset,
+            KvOp::Append(_) => Class::Grow,
+        }
+    }
+    #[inline]
+    fn compatible(&mut self, s: &u32, op: usize) -> bool {
+        match self.ops[op] {
+            KvOp::Get(v) => {
+                v == *s || self.strings[v as usize].starts_with(self.strings[*s as usize].as_str())
+            }
+            _ => true,
+        }
+    }
+    fn fingerprint(&self, s: &u32) -> (u64, u64) {
+        fp_u64(*s as u64)
+    }
+    fn show_state(&self, s: &u32) -> String {
+        format!("{:?}", self.strings[*s as usize])
+    }
+    fn needs(&self, op: usize) -> String {
+        match self.ops[op] {
+            KvOp::Get(v) => format!("value {}", self.show_state(&v)),
+            _ => "nothing (always legal)".into(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// set
+
+#[derive(Clone, Debug)]
+enum SetOp {
+    Add(u32),
+    Read(Box<[u64]>),
+}
+
+/// A set of JSON values, initially empty (one per key).
+///
+/// * `add x` inserts `x`.
+/// * `read` returns the whole set as a JSON array (order and duplicates do not
+///   matter): legal iff it equals the current set.
+pub struct SetModel {
+    ops: Vec<SetOp>,
+    words: usize,
+    elements: Interner,
+}
+
+impl SetModel {
+    pub(crate) fn build(ops: &[&Operation]) -> Result<Built<SetModel>, CheckError> {
+        let mut elements = Interner::default();
+        enum Raw {
+            Add(u32),
+            Read(Vec<u32>),
+        }
+        let mut compiled = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            if op.status == Status::Fail {
+                continue;
+            }
+            let unknown = op.status != Status::Ok;
+            let f = op.f.as_str();
+            let r = if f_is(f, &["add"]) {
+                Raw::Add(elements.id(&op.value))
+            } else if f_is(f, &["read", "r"]) {
+                if unknown {
+                    continue;
+                }
+                match &op.output {
+                    Value::Array(a) => Raw::Read(a.iter().map(|v| elements.id(v)).collect()),
+                    Value::Null => Raw::Read(Vec::new()),
+                    v => {
+                        return Err(bad(
+                            op,
+                            format!("set read must return an array, got {}", show(v)),
+                        ))
+                    }
+                }
+            } else {
+                return Err(bad(
+                    op,
+                    format!("model set has no operation {:?} (valid: add, read)", op.f),
+                ));
+            };
+            compiled.push((i, r, unknown));
+        }
+        let words = elements.values.len().div_ceil(64).max(1);
+        let mut added: HashSet<u32> = HashSet::new();
+        let mut seen: HashSet<u32> = HashSet::new();
+        for (_, r, _) in &compiled {
+            match r {
+                Raw::Add(e) => {
+                    added.insert(*e);
+                }
+                Raw::Read(es) => seen.extend(es.iter().copied()),
+            }
+        }
+        let mut immediate = None;
+        let mut out = Vec::new();
+        let mut sops = Vec::new();
+        for (i, r, unknown) in compiled {
+            let op = match r {
+                Raw::Add(e) => {
+                    if unknown && !seen.contains(&e) {
+                        continue; // never observed: may as well never have happened
+                    }
+                    SetOp::Add(e)
+                }
+                Raw::Read(es) => {
+                    if let Some(e) = es.iter().find(|e| !added.contains(e)) {
+                        if immediate.is_none() {
+                            immediate = Some((
+                                i,
+                                format!(
+                                    "read returned element {} which was never added",
+                                    show(&elements.values[*e as usize])
+                                ),
+                            ));
+                        }
+                    }
+                    let mut bits = vec![0u64; words];
+                    for e in es {
+                        bits[e as usize / 64] |= 1 << (e % 64);
+                    }
+                    SetOp::Read(bits.into_boxed_slice())
+                }
+            };
+            sops.push(sop(i, ops[i], unknown));
+            out.push(op);
+        }
+        Ok(Built {
+            model: SetModel {
+                ops: out,
+                words,
+                elements,
+            },
+            ops: sops,
+            immediate,
+        })
+    }
+}
+
+impl SeqModel for SetModel {
+    type State = Box<[u64]>;
+    fn init(&mut self) -> Box<[u64]> {
+        vec![0u64; self.words].into_boxed_slice()
+    }
+    fn step(&mut self, s: &Box<[u64]>, op: usize) -> Option<Box<[u64]>> {
+        match &self.ops[op] {
+            SetOp::Add(e) => {
+                let mut n = s.clone();
+                n[*e as usize / 64] |= 1 << (e % 64);
+                Some(n)
+            }
+            SetOp::Read(r) => (r == s).then(|| s.clone()),
+        }
+    }
+    fn class(&self, op: usize) -> Class {
+        match self.ops[op] {
+            SetOp::Add(_) => Class::Grow,
+            SetOp::Read(_) => Class::Observe,
+        }
+    }
+    fn compatible(&mut self, s: &Box<[u64]>, op: usize) -> bool {
+        match &self.ops[op] {
+            SetOp::Read(r) => s.iter().zip(r.iter()).all(|(a, b)| a & !b == 0),
+            SetOp::Add(_) => true,
+        }
+    }
+    fn fingerprint(&self, s: &Box<[u64]>) -> (u64, u64) {
+        let (mut a, mut b) = (0x1234_5678u64, 0x8765_4321u64);
+        for &w in s.iter() {
+            a = mix(a ^ w);
+            b = mix(b.rotate_left(29) ^ w ^ 0xA5A5_A5A5);
+        }
+        (a, b)
+    }
+    fn show_state(&self, s: &Box<[u64]>) -> String {
+        let items: Vec<String> = (0..self.elements.values.len())
+            .filter(|&e| s[e / 64] & (1 << (e % 64)) != 0)
+            .map(|e| show(&self.elements.values[e]))
+            .collect();
+        format!("#{{{}}}", items.join(" "))
+    }
+    fn needs(&self, op: usize) -> String {
+        match &self.ops[op] {
+            SetOp::Read(r) => format!("set {}", self.show_state(r)),
+            SetOp::Add(_) => "nothing (always legal)".into(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// s3-object
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cond {
+    None,
+    IfNoneMatch,
+    IfMatch(u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Applied,
+    PreconditionFailed,
+    Unknown,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum S3Op {
+    /// `None`: the object was absent; otherwise body and etag (`ANY` if not reported).
+    Get(Option<(u32, u32)>),
+    Put {
+        body: u32,
+        etag: u32,
+        cond: Cond,
+        outcome: Outcome,
+    },
+    Delete,
+}
+
+const ANY: u32 = u32::MAX;
+const ABSENT: u64 = u64::MAX;
+
+/// One S3 object per key, initially absent. The state is absent or (body, etag).
+///
+/// * `get` returns `nil` (absent) or `{"body": B, "etag": E}` (a bare string is a
+///   body; a missing etag matches any): legal iff it equals the current state.
+/// * `put` with value `B` or `{"body": B}` stores `B` under a new etag and returns
+///   `{"etag": E}` (or the bare etag string; `nil` if unknown).
+/// * `put` with `{"body": B, "if_none_match": "*"}` stores only if the object is
+///   absent; `{"body": B, "if_match": E}` only if the current etag is `E`. A
+///   precondition failure (completion value `{"status": 412}` or
+///   `"precondition-failed"`, or a `fail` whose error mentions a precondition)
+///   changes nothing and asserts that the condition did not hold.
+/// * `delete` makes the object absent (deleting an absent object is fine).
+///
+/// An etag the client never learnt (an unknown outcome) matches any etag later.
+pub struct S3Object {
+    ops: Vec<S3Op>,
+    values: Interner,
+}
+
+fn field<'a>(v: &'a Value, names: &[&str]) -> Option<&'a Value> {
+    let o = v.as_object()?;
+    names.iter().find_map(|n| o.get(*n))
+}
+
+fn precondition_failed(op: &Operation) -> bool {
+    let v = &op.output;
+    let by_value = v.as_str().is_some_and(|s| s.contains("precondition"))
+        || field(v, &["status"]).and_then(Value::as_u64) == Some(412)
+        || field(v, &["error"])
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.to_lowercase().contains("precondition"));
+    let by_error = op
+        .error
+        .as_deref()
+        .is_some_and(|e| e.to_lowercase().contains("precondition") || e.contains("412"));
+    by_value || by_error
+}
+
+impl S3Object {
+    pub(crate) fn build(ops: &[&Operation]) -> Result<Built<S3Object>, CheckError> {
+        let mut values = Interner::default();
+        let mut out = Vec::new();
+        let mut sops = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            let f = op.f.as_str();
+            let unknown = op.status == Status::Info;
+            let s = if f_is(f, &["get", "read"]) {
+                if op.status != Status::Ok {
+                    continue;
+                }
+                let o = &op.output;
+                if o.is_null()
+                    || o.as_str() == Some("absent")
+                    || field(o, &["absent"]) == Some(&Value::Bool(true))
+                {
+                    S3Op::Get(None)
+                } else if let Some(b) = field(o, &["body"]) {
+                    let etag = match field(o, &["etag", "e_tag"]) {
+                        Some(e) if !e.is_null() => values.id(e),
+                        _ => ANY,
+                    };
+                    S3Op::Get(Some((values.id(b), etag)))
+                } else {
+                    S3Op::Get(Some((values.id(o), ANY)))
+                }
+            } else if f_is(f, &["put", "write"]) {
+                let pre_failed = precondition_failed(op);
+                if op.status == Status::Fail && !pre_failed {
+                    continue;
+                }
+                let v = &op.value;
+                let body = values.id(field(v, &["body"]).unwrap_or(v));
+                let cond = if field(v, &["if_none_match", "if-none-match", "IfNoneMatch"])
+                    .is_some_and(|x| !x.is_null())
+                {
+                    Cond::IfNoneMatch
+                } else if let Some(e) =
+                    field(v, &["if_match", "if-match", "IfMatch"]).filter(|x| !x.is_null())
+                {
+                    Cond::IfMatch(values.id(e))
+                } else {
+                    Cond::None
+                };
+                let outcome = if pre_failed {
+                    Outcome::PreconditionFailed
+                } else if unknown {
+                    Outcome::Unknown
+                } else {
+                    Outcome::Applied
+                };
+                if outcome == Outcome::PreconditionFailed && cond == Cond::None {
+                    return Err(bad(
+                        op,
+                        "precondition failure on a put without If-Match or If-None-Match",
+                    ));
+                }
+                let etag = match (&op.output, outcome) {
+                    (_, Outcome::Applied) => match field(&op.output, &["etag", "e_tag"])
+                        .or(op.output.as_str().map(|_| &op.output))
+                    {
+                        Some(e) if !e.is_null() => values.id(e),
+                        _ => ANY,
+                    },
+                    _ => ANY,
+                };
+                S3Op::Put {
+                    body,
+                    etag,
+                    cond,
+                    outcome,
+                }
+            } else if f_is(f, &["delete", "del"]) {
+                if op.status == Status::Fail {
+                    continue;
+                }
+                S3Op::Delete
+            } else {
+                return Err(bad(
+                    op,
+                    format!(
+                        "model s3-object has no operation {:?} (valid: get, put, delete)",
+                        op.f
+                    ),
+                ));
+            };
+            let pending = unknown || op.status == Status::Fail;
+            // A precondition failure reported as `fail` still happened (as a no-op).
+            let pending = pending
+                && !matches!(
+                    s,
+                    S3Op::Put {
+                        outcome: Outcome::PreconditionFailed,
+                        ..
+                    }
+                );
+            sops.push(sop(i, op, pending));
+            out.push(s);
+        }
+        Ok(Built {
+            model: S3Object { ops: out, values },
+            ops: sops,
+            immediate: None,
+        })
+    }
+}
+
+fn pack(body: u32, etag: u32) -> u64 {
+    ((body as u64) << 32) | etag as u64
+}
+
+impl SeqModel for S3Object {
+    type State = u64;
+    fn init(&mut self) -> u64 {
+        ABSENT
+    }
+    fn step(&mut self, s: &u64, op: usize) -> Option<u64> {
+        let s = *s;
+        let cur = (s != ABSENT).then_some(((s >> 32) as u32, s as u32));
+        match self.ops[op] {
+            S3Op::Get(None) => (cur.is_none()).then_some(s),
+            S3Op::Get(Some((b, e))) => {
+                let (cb, ce) = cur?;
+                (cb == b && (e == ANY || ce == ANY || ce == e)).then_some(s)
+            }
+            S3Op::Delete => Some(ABSENT),
+            S3Op::Put {
+                body,
+                etag,
+                cond,
+                outcome,
+            } => {
+                // Whether the condition may hold and whether it may fail (an unknown
+                // etag may be either).
+                let (may_hold, may_fail) = match cond {
+                    Cond::None => (true, false),
+                    Cond::IfNoneMatch => (cur.is_none(), cur.is_some()),
+                    Cond::IfMatch(m) => match cur {
+                        None => (false, true),
+                        Some((_, ce)) if ce == ANY => (true, true),
+                        Some((_, ce)) => (ce == m, ce != m),
+                    },
+                };
+                match outcome {
+                    Outcome::Applied | Outcome::Unknown => may_hold.then_some(pack(body, etag)),
+                    Outcome::PreconditionFailed => may_fail.then_some(s),
+                }
+            }
+        }
+    }
+    fn class(&self, op: usize) -> Class {
+        match self.ops[op] {
+            S3Op::Get(_)
+            | S3Op::Put {
+                outcome: Outcome::PreconditionFailed,
+                ..
+            } => Class::Observe,
+            _ => Class::Reset,
+        }
+    }
+    fn compatible(&mut self, s: &u64, op: usize) -> bool {
+        // No operation only grows the state: the observation must hold now.
+        self.step(s, op).is_some()
+    }
+    fn fingerprint(&self, s: &u64) -> (u64, u64) {
+        fp_u64(*s)
+    }
+    fn show_state(&self, s: &u64) -> String {
+        if *s == ABSENT {
+            return "absent".into();
+        }
+        let (b, e) = ((*s >> 32) as u32, *s as u32);
+        let etag = if e == ANY {
+            "?".to_string()
+        } else {
+            show(&self.values.values[e as usize])
+        };
+        format!(
+            "{{body {}, etag {}}}",
+            show(&self.values.values[b as usize]),
+            etag
+        )
+    }
+    fn needs(&self, op: usize) -> String {
+        match self.ops[op] {
+            S3Op::Get(None) => "the object to be absent".into(),
+            S3Op::Get(Some((b, e))) => format!(
+                "body {} (etag {})",
+                show(&self.values.values[b as usize]),
+                if e == ANY {
+                    "any".into()
+                } else {
+                    show(&self.values.values[e as usize])
+                }
+            ),
+            S3Op::Delete => "nothing (always legal)".into(),
+            S3Op::Put { cond, outcome, .. } => match (cond, outcome) {
+                (Cond::None, _) => "nothing (always legal)".into(),
+                (Cond::IfNoneMatch, Outcome::PreconditionFailed) => "the object to exist".into(),
+                (Cond::IfNoneMatch, _) => "the object to be absent".into(),
+                (Cond::IfMatch(m), Outcome::PreconditionFailed) => format!(
+                    "an etag other than {}",
+                    show(&self.values.values[m as usize])
+                ),
+                (Cond::IfMatch(m), _) => format!("etag {}", show(&self.values.values[m as usize])),
+            },
+        }
+    }
+}

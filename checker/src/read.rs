@@ -1,0 +1,638 @@
+//! Readers for the project's `history.jsonl`, Jepsen EDN maps (one a line) and
+//! Jepsen log lines. Bad input is an error naming the line, never a panic.
+
+use crate::history::{Event, EventType, History};
+use serde_json::{Map, Number, Value};
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+/// The format of a history file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Detect from the first non-blank line.
+    Auto,
+    Jsonl,
+    Edn,
+    JepsenLog,
+}
+
+impl Format {
+    pub const NAMES: &'static [&'static str] = &["auto", "jsonl", "edn", "jepsen-log"];
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Format::Auto),
+            "jsonl" | "json" => Ok(Format::Jsonl),
+            "edn" => Ok(Format::Edn),
+            "jepsen-log" | "log" => Ok(Format::JepsenLog),
+            _ => Err(format!(
+                "unknown history format {s:?} (expected one of: {})",
+                Format::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+/// Why a history could not be read.
+#[derive(Debug)]
+pub enum ReadError {
+    Io(std::io::Error),
+    /// A line (1-based) that is not what the format says.
+    Line {
+        line: usize,
+        message: String,
+    },
+    /// The file as a whole is not recognisable.
+    Format(String),
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Io(e) => write!(f, "cannot read history: {e}"),
+            ReadError::Line { line, message } => write!(f, "line {line}: {message}"),
+            ReadError::Format(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+impl ReadError {
+    fn at(line: usize, message: impl Into<String>) -> ReadError {
+        ReadError::Line {
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+/// Reads a history file in the given format.
+pub fn read_history(path: &Path, format: Format) -> Result<History, ReadError> {
+    let bytes = std::fs::read(path).map_err(ReadError::Io)?;
+    parse_bytes(&bytes, format)
+}
+
+/// Parses a history from raw bytes (UTF-8 is required; the error names the line).
+pub fn parse_bytes(bytes: &[u8], format: Format) -> Result<History, ReadError> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => parse_str(s, format),
+        Err(e) => {
+            let line = 1 + bytes[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            Err(ReadError::at(line, "not valid UTF-8"))
+        }
+    }
+}
+
+/// Parses a history from text.
+pub fn parse_str(text: &str, format: Format) -> Result<History, ReadError> {
+    let format = match format {
+        Format::Auto => detect(text)?,
+        f => f,
+    };
+    let mut events = Vec::new();
+    let mut lines = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        let ev = match format {
+            Format::Jsonl => Some(parse_json_line(t, n)?),
+            Format::Edn => parse_edn_line(t, n)?,
+            Format::JepsenLog => parse_log_line(t, n)?,
+            Format::Auto => unreachable!("resolved above"),
+        };
+        if let Some(mut ev) = ev {
+            if format != Format::Jsonl {
+                ev.index = events.len() as u64;
+            }
+            events.push(ev);
+            lines.push(n);
+        }
+    }
+    History::from_events_with_lines(events, &lines)
+        .map_err(|e| ReadError::at(lines.get(e.event).copied().unwrap_or(0), e.message))
+}
+
+/// Detects the format from the first non-blank line.
+pub fn detect(text: &str) -> Result<Format, ReadError> {
+    let Some((i, first)) = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i, l.trim()))
+        .find(|(_, l)| !l.is_empty())
+    else {
+        // An empty file is an empty history in any format.
+        return Ok(Format::Jsonl);
+    };
+    if first.starts_with('{') {
+        if first.contains("\"type\"") || serde_json::from_str::<Value>(first).is_ok() {
+            return Ok(Format::Jsonl);
+        }
+        return Ok(Format::Edn);
+    }
+    if text.contains("jepsen.util") {
+        return Ok(Format::JepsenLog);
+    }
+    Err(ReadError::at(
+        i + 1,
+        "cannot tell the history format: expected a JSON object, an EDN map or a Jepsen log line",
+    ))
+}
+
+fn parse_json_line(line: &str, n: usize) -> Result<Event, ReadError> {
+    serde_json::from_str::<Event>(line)
+        .map_err(|e| ReadError::at(n, format!("bad JSON event: {e}")))
+}
+
+/// Parses `{:process 0, :type :invoke, :f :append, :key "0", :value "x 0 0 y"}`.
+/// Events of non-numeric processes (the nemesis) are skipped.
+fn parse_edn_line(line: &str, n: usize) -> Result<Option<Event>, ReadError> {
+    let mut p = Edn::new(line);
+    let v = p.value(0).map_err(|m| ReadError::at(n, m))?;
+    p.skip_ws();
+    if p.pos < p.s.len() {
+        return Err(ReadError::at(n, "trailing characters after the EDN map"));
+    }
+    let Edn_::Map(entries) = v else {
+        return Err(ReadError::at(
+            n,
+            "expected an EDN map {:process .., :type .., :f ..}",
+        ));
+    };
+    let mut process = None;
+    let mut kind = None;
+    let mut f = None;
+    let mut key = None;
+    let mut value = Value::Null;
+    let mut time = 0u64;
+    let mut error = None;
+    let mut node = None;
+    let mut nemesis = false;
+    for (k, v) in entries {
+        let Edn_::Keyword(k) = k else { continue };
+        match k.as_str() {
+            "process" => match v {
+                Edn_::Int(i) if i >= 0 => process = Some(i as u64),
+                Edn_::Keyword(_) | Edn_::Symbol(_) | Edn_::Nil => nemesis = true,
+                _ => return Err(ReadError::at(n, ":process must be a non-negative integer")),
+            },
+            "type" => {
+                kind = Some(event_type(&v).ok_or_else(|| {
+                    ReadError::at(n, ":type must be :invoke, :ok, :fail or :info")
+                })?)
+            }
+            "f" => {
+                f = Some(
+                    name_of(&v)
+                        .ok_or_else(|| ReadError::at(n, ":f must be a keyword or string"))?,
+                )
+            }
+            "key" => key = key_of(&v),
+            "value" => value = v.into_json(),
+            "time" => {
+                if let Edn_::Int(t) = v {
+                    time = t.max(0) as u64
+                }
+            }
+            "error" => error = Some(v.into_json().to_string()),
+            "node" => node = key_of(&v),
+            _ => {}
+        }
+    }
+    if nemesis {
+        return Ok(None);
+    }
+    let process = process.ok_or_else(|| ReadError::at(n, "missing :process"))?;
+    let kind = kind.ok_or_else(|| ReadError::at(n, "missing :type"))?;
+    let f = f.ok_or_else(|| ReadError::at(n, "missing :f"))?;
+    let mut ev = Event::new(process, kind, &f, key.as_deref(), value);
+    ev.time = time;
+    ev.error = error;
+    ev.node = node;
+    Ok(Some(timed_out_fail(ev)))
+}
+
+/// `:fail ... :timed-out` is an unknown outcome, not a definite failure.
+fn timed_out_fail(mut ev: Event) -> Event {
+    if ev.kind == EventType::Fail && ev.value == Value::String(":timed-out".into()) {
+        ev.kind = EventType::Info;
+        ev.error = Some("timed-out".into());
+        ev.value = Value::Null;
+    }
+    ev
+}
+
+/// Parses `INFO  jepsen.util - 3\t:ok\t:read\t4`. Lines without `jepsen.util - ` are
+/// other log output and skipped; nemesis lines are skipped.
+fn parse_log_line(line: &str, n: usize) -> Result<Option<Event>, ReadError> {
+    let Some(pos) = line.find("jepsen.util - ") else {
+        return Ok(None);
+    };
+    let rest = &line[pos + "jepsen.util - ".len()..];
+    let mut fields = rest.trim_start().splitn(2, char::is_whitespace);
+    let proc_s = fields.next().unwrap_or("");
+    let rest = fields.next().unwrap_or("").trim_start();
+    if proc_s.starts_with(':') {
+        return Ok(None); // :nemesis
+    }
+    let process: u64 = proc_s
+        .parse()
+        .map_err(|_| ReadError::at(n, format!("expected a process number, found {proc_s:?}")))?;
+    let mut fields = rest.splitn(2, char::is_whitespace);
+    let type_s = fields.next().unwrap_or("");
+    let rest = fields.next().unwrap_or("").trim_start();
+    let kind = match type_s {
+        ":invoke" => EventType::Invoke,
+        ":ok" => EventType::Ok,
+        ":fail" => EventType::Fail,
+        ":info" => EventType::Info,
+        _ => {
+            return Err(ReadError::at(
+                n,
+                format!("expected :invoke, :ok, :fail or :info, found {type_s:?}"),
+            ))
+        }
+    };
+    let mut fields = rest.splitn(2, char::is_whitespace);
+    let f_s = fields.next().unwrap_or("");
+    let value_s = fields.next().unwrap_or("").trim();
+    let Some(f) = f_s.strip_prefix(':').filter(|f| !f.is_empty()) else {
+        return Err(ReadError::at(
+            n,
+            format!("expected an operation like :read, found {f_s:?}"),
+        ));
+    };
+    let value = if value_s.is_empty() {
+        Value::Null
+    } else {
+        let mut p = Edn::new(value_s);
+        let v = p.value(0).map_err(|m| ReadError::at(n, m))?;
+        p.skip_ws();
+        if p.pos < p.s.len() {
+            return Err(ReadError::at(n, "trailing characters after the value"));
+        }
+        v.into_json()
+    };
+    let mut ev = Event::new(process, kind, f, None, value);
+    if kind == EventType::Info && ev.value == Value::String(":timed-out".into()) {
+        ev.error = Some("timed-out".into());
+        ev.value = Value::Null;
+    }
+    Ok(Some(timed_out_fail(ev)))
+}
+
+fn event_type(v: &Edn_) -> Option<EventType> {
+    match name_of(v)?.as_str() {
+        "invoke" => Some(EventType::Invoke),
+        "ok" => Some(EventType::Ok),
+        "fail" => Some(EventType::Fail),
+        "info" => Some(EventType::Info),
+        _ => None,
+    }
+}
+
+fn name_of(v: &Edn_) -> Option<String> {
+    match v {
+        Edn_::Keyword(s) | Edn_::Symbol(s) | Edn_::Str(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn key_of(v: &Edn_) -> Option<String> {
+    match v {
+        Edn_::Nil => None,
+        Edn_::Str(s) | Edn_::Keyword(s) | Edn_::Symbol(s) => Some(s.clone()),
+        other => Some(other.clone().into_json().to_string()),
+    }
+}
+
+/// A parsed EDN value (the subset histories use).
+#[derive(Clone, Debug, PartialEq)]
+enum Edn_ {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Keyword(String),
+    Symbol(String),
+    List(Vec<Edn_>),
+    Map(Vec<(Edn_, Edn_)>),
+}
+
+impl Edn_ {
+    /// Keywords become strings with their colon, so `:timed-out` stays recognisable.
+    fn into_json(self) -> Value {
+        match self {
+            Edn_::Nil => Value::Null,
+            Edn_::Bool(b) => Value::Bool(b),
+            Edn_::Int(i) => Value::Number(i.into()),
+            Edn_::Float(f) => Number::from_f64(f)
+                .map(Value::Number)
+                .unwrap_or(Value::Null),
+            Edn_::Str(s) | Edn_::Symbol(s) => Value::String(s),
+            Edn_::Keyword(k) => Value::String(format!(":{k}")),
+            Edn_::List(items) => Value::Array(items.into_iter().map(Edn_::into_json).collect()),
+            Edn_::Map(entries) => {
+                let mut m = Map::new();
+                for (k, v) in entries {
+                    let k = match k {
+                        Edn_::Str(s) | Edn_::Symbol(s) => s,
+                        Edn_::Keyword(s) => s,
+                        other => other.into_json().to_string(),
+                    };
+                    m.insert(k, v.into_json());
+                }
+                Value::Object(m)
+            }
+        }
+    }
+}
+
+const MAX_DEPTH: usize = 64;
+
+struct Edn<'a> {
+    s: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Edn<'a> {
+    fn new(s: &'a str) -> Self {
+        Edn {
+            s: s.as_bytes(),
+            pos: 0,
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(&c) = self.s.get(self.pos) {
+            if c.is_ascii_whitespace() || c == b',' {
+                self.pos += 1;
+            } else if c == b';' {
+                self.pos = self.s.len();
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Edn_, String> {
+        if depth > MAX_DEPTH {
+            return Err("EDN nested too deeply".into());
+        }
+        self.skip_ws();
+        let Some(&c) = self.s.get(self.pos) else {
+            return Err("unexpected end of line, expected a value".into());
+        };
+        match c {
+            b'{' => {
+                self.pos += 1;
+                let items = self.seq(b'}', depth)?;
+                if items.len() % 2 != 0 {
+                    return Err("EDN map with an odd number of forms".into());
+                }
+                let mut it = items.into_iter();
+                let mut entries = Vec::new();
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    entries.push((k, v));
+                }
+                Ok(Edn_::Map(entries))
+            }
+            b'[' => {
+                self.pos += 1;
+                Ok(Edn_::List(self.seq(b']', depth)?))
+            }
+            b'(' => {
+                self.pos += 1;
+                Ok(Edn_::List(self.seq(b')', depth)?))
+            }
+            b'#' => {
+                self.pos += 1;
+                match self.s.get(self.pos) {
+                    Some(b'{') => {
+                        self.pos += 1;
+                        Ok(Edn_::List(self.seq(b'}', depth)?))
+                    }
+                    Some(b'_') => {
+                        self.pos += 1;
+                        self.value(depth + 1)?;
+                        self.value(depth + 1)
+                    }
+                    _ => {
+                        // A tagged literal (#inst "..."): keep the value.
+                        self.token();
+                        self.value(depth + 1)
+                    }
+                }
+            }
+            b'"' => self.string(),
+            b':' => {
+                self.pos += 1;
+                let t = self.token();
+                if t.is_empty() {
+                    return Err("empty keyword".into());
+                }
+                Ok(Edn_::Keyword(t.to_string()))
+            }
+            b'\\' => {
+                self.pos += 1;
+                let t = self.token();
+                let ch = match t {
+                    "newline" => "\n".to_string(),
+                    "space" => " ".to_string(),
+                    "tab" => "\t".to_string(),
+                    "" => match self.s.get(self.pos) {
+                        Some(_) => {
+                            let rest = std::str::from_utf8(&self.s[self.pos..]).unwrap_or("");
+                            let c = rest.chars().next().unwrap_or(' ');
+                            self.pos += c.len_utf8();
+                            c.to_string()
+                        }
+                        None => return Err("character literal at end of line".into()),
+                    },
+                    t => t.to_string(),
+                };
+                Ok(Edn_::Str(ch))
+            }
+            b'}' | b']' | b')' => Err(format!("unexpected {:?}", c as char)),
+            _ => {
+                let t = self.token();
+                if t.is_empty() {
+                    // Not a token character: step over it so the error is precise.
+                    return Err(format!("unexpected character at column {}", self.pos + 1));
+                }
+                Ok(atom(t))
+            }
+        }
+    }
+
+    fn seq(&mut self, close: u8, depth: usize) -> Result<Vec<Edn_>, String> {
+        let mut items = Vec::new();
+        loop {
+            self.skip_ws();
+            match self.s.get(self.pos) {
+                None => return Err(format!("missing closing {:?}", close as char)),
+                Some(&c) if c == close => {
+                    self.pos += 1;
+                    return Ok(items);
+                }
+                Some(_) => items.push(self.value(depth + 1)?),
+            }
+        }
+    }
+
+    fn token(&mut self) -> &'a str {
+        let start = self.pos;
+        while let Some(&c) = self.s.get(self.pos) {
+            if c.is_ascii_whitespace() || b",{}[]()\";".contains(&c) {
+                break;
+            }
+            self.pos += 1;
+        }
+        // Token boundaries are ASCII, so this slice is valid UTF-8.
+        std::str::from_utf8(&self.s[start..self.pos]).unwrap_or("")
+    }
+
+    fn string(&mut self) -> Result<Edn_, String> {
+        self.pos += 1;
+        let mut out = Vec::new();
+        loop {
+            let Some(&c) = self.s.get(self.pos) else {
+                return Err("unterminated string".into());
+            };
+            self.pos += 1;
+            match c {
+                b'"' => break,
+                b'\\' => {
+                    let Some(&e) = self.s.get(self.pos) else {
+                        return Err("unterminated string".into());
+                    };
+                    self.pos += 1;
+                    match e {
+                        b'n' => out.push(b'\n'),
+                        b't' => out.push(b'\t'),
+                        b'r' => out.push(b'\r'),
+                        b'"' => out.push(b'"'),
+                        b'\\' => out.push(b'\\'),
+                        b'u' => {
+                            let hex = self
+                                .s
+                                .get(self.pos..self.pos + 4)
+                                .and_then(|h| std::str::from_utf8(h).ok())
+                                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                                .and_then(char::from_u32)
+                                .ok_or("bad \\u escape in string")?;
+                            self.pos += 4;
+                            let mut buf = [0u8; 4];
+                            out.extend_from_slice(hex.encode_utf8(&mut buf).as_bytes());
+                        }
+                        other => out.push(other),
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        String::from_utf8(out)
+            .map(Edn_::Str)
+            .map_err(|_| "string is not valid UTF-8".into())
+    }
+}
+
+fn atom(t: &str) -> Edn_ {
+    match t {
+        "nil" => return Edn_::Nil,
+        "true" => return Edn_::Bool(true),
+        "false" => return Edn_::Bool(false),
+        _ => {}
+    }
+    let num = t.strip_suffix('N').unwrap_or(t);
+    if let Ok(i) = num.parse::<i64>() {
+        return Edn_::Int(i);
+    }
+    let num = t.strip_suffix('M').unwrap_or(t);
+    if num.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+') {
+        if let Ok(f) = num.parse::<f64>() {
+            return Edn_::Float(f);
+        }
+    }
+    Edn_::Symbol(t.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Status;
+
+    #[test]
+    fn edn_lines() {
+        let h = parse_str(
+            "{:process 0, :type :invoke, :f :append, :key \"0\", :value \"x 0 0 y\"}\n\
+             {:process 0, :type :ok, :f :append, :key \"0\", :value \"x 0 0 y\"}\n\
+             {:process 1, :type :invoke, :f :txn, :value [[:r 1 nil] [:append 2 3]]}\n",
+            Format::Auto,
+        )
+        .unwrap();
+        assert_eq!(h.ops.len(), 2);
+        assert_eq!(h.ops[0].key.as_deref(), Some("0"));
+        assert_eq!(h.ops[0].status, Status::Ok);
+        assert_eq!(h.ops[1].status, Status::Info);
+        assert_eq!(
+            h.ops[1].value,
+            serde_json::json!([[":r", 1, null], [":append", 2, 3]])
+        );
+    }
+
+    #[test]
+    fn log_lines() {
+        let h = parse_str(
+            "INFO  jepsen.util - 3\t:invoke\t:read\tnil\n\
+             INFO  jepsen.util - 3\t:ok\t:read\t4\n\
+             INFO  jepsen.util - 1   :invoke :cas    [1 2]\n\
+             INFO  jepsen.util - 1   :info   :cas    :timed-out\n\
+             INFO  jepsen.util - 2   :invoke :read   nil\n\
+             INFO  jepsen.util - 2   :fail   :read   :timed-out\n",
+            Format::Auto,
+        )
+        .unwrap();
+        assert_eq!(h.ops.len(), 3);
+        assert_eq!(h.ops[0].output, serde_json::json!(4));
+        assert_eq!(h.ops[1].value, serde_json::json!([1, 2]));
+        assert_eq!(h.ops[1].status, Status::Info);
+        assert_eq!(h.ops[2].status, Status::Info);
+    }
+
+    #[test]
+    fn jsonl_round_trip() {
+        let line = r#"{"index":0,"time":1234567,"process":3,"type":"invoke","f":"cas","key":"k1","value":[1,2],"extra":1}"#;
+        let h = parse_str(line, Format::Auto).unwrap();
+        let out = serde_json::to_string(&h.events[0]).unwrap();
+        assert_eq!(
+            out,
+            r#"{"index":0,"time":1234567,"process":3,"type":"invoke","f":"cas","key":"k1","value":[1,2]}"#
+        );
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = parse_str(
+            "{\"process\":1,\"type\":\"invoke\",\"f\":\"read\"}\n{bad",
+            Format::Jsonl,
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("line 2:"), "{e}");
+        let e = parse_str("INFO  jepsen.util - 3\t:ok\t:read\t4\n", Format::JepsenLog).unwrap_err();
+        assert!(e.to_string().starts_with("line 1:"), "{e}");
+        let e = parse_str("hello\n", Format::Auto).unwrap_err();
+        assert!(e.to_string().contains("line 1"), "{e}");
+    }
+}

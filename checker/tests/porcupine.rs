@@ -1,0 +1,58 @@
+//! Every history in the shared EXPECTED.tsv gets the verdict Porcupine's own
+//! test suite asserts. The folder must exist: a missing folder fails the test.
+
+use checker::linearizable::{check, Budget};
+use checker::{read_history, Format, ModelKind, Verdict};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn porcupine_dir() -> PathBuf {
+    let dir = match std::env::var_os("CHAOS_SHARED_DIR") {
+        Some(d) => PathBuf::from(d).join("histories/porcupine"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories/porcupine"),
+    };
+    assert!(
+        dir.join("EXPECTED.tsv").is_file(),
+        "shared histories not found at {} (set CHAOS_SHARED_DIR to the shared folder)",
+        dir.display()
+    );
+    dir
+}
+
+#[test]
+fn expected_verdicts() {
+    let dir = porcupine_dir();
+    let table = std::fs::read_to_string(dir.join("EXPECTED.tsv")).unwrap();
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for line in table.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (file, model, expected) = (cols[0], cols[1], cols[3]);
+        let model: ModelKind = model.parse().unwrap();
+        let history =
+            read_history(&dir.join(file), Format::Auto).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let budget = Budget::with_timeout(Duration::from_secs(120));
+        let result = check(&history, model, &budget).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let expected = match expected {
+            "ok" => Verdict::Ok,
+            "illegal" => Verdict::Illegal,
+            other => panic!("{file}: unknown expected verdict {other}"),
+        };
+        if result.verdict != expected {
+            wrong.push(format!(
+                "{file}: expected {expected}, got {}",
+                result.verdict
+            ));
+        }
+        checked += 1;
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert_eq!(checked, 108);
+}
+
+#[test]
+fn empty_history_is_ok() {
+    let h = read_history(&porcupine_dir().join("jepsen/etcd_095.log"), Format::Auto).unwrap();
+    let r = check(&h, ModelKind::CasRegister, &Budget::default()).unwrap();
+    assert_eq!(r.verdict, Verdict::Ok);
+}
