@@ -142,8 +142,24 @@ fn next_operation(
     values: &AtomicU64,
 ) -> Operation {
     match config.kind {
+        WorkloadKind::Set => {
+            let key = key_name(config.kind, rng.random_range(0..config.keys));
+            if rng.random::<f64>() < 0.1 {
+                Operation {
+                    f: "read",
+                    key,
+                    value: Value::Null,
+                }
+            } else {
+                Operation {
+                    f: "add",
+                    key,
+                    value: Value::from(values.fetch_add(1, Ordering::Relaxed)),
+                }
+            }
+        }
         WorkloadKind::Register => {
-            let key = format!("k{}", rng.random_range(0..config.keys));
+            let key = key_name(config.kind, rng.random_range(0..config.keys));
             let roll: f64 = rng.random();
             let fresh = || Value::from(values.fetch_add(1, Ordering::Relaxed));
             if roll < 0.5 {
@@ -169,6 +185,13 @@ fn next_operation(
     }
 }
 
+fn key_name(kind: WorkloadKind, index: u32) -> String {
+    match kind {
+        WorkloadKind::Register => format!("k{index}"),
+        WorkloadKind::Set => format!("set{index}"),
+    }
+}
+
 /// After the workload: read every key once through a node that answers, with fresh processes.
 pub async fn final_reads(
     adapter: &dyn SystemAdapter,
@@ -180,7 +203,7 @@ pub async fn final_reads(
     for k in 0..config.keys {
         let op = Operation {
             f: "read",
-            key: format!("k{k}"),
+            key: key_name(config.kind, k),
             value: Value::Null,
         };
         for node in &config.nodes {

@@ -185,7 +185,7 @@ fn stale_reads_are_caught_on_most_seeds() {
             .iter()
             .find_map(|p| p.get("explanation"))
             .expect("an illegal verdict is explained");
-        assert_eq!(explanation["op"]["f"], "read", "{explanation}");
+        assert_eq!(explanation["op"]["f"], "read", "{}", explanation["message"]);
         assert!(explanation["key"].as_str().unwrap().starts_with('k'));
         let message = explanation["message"].as_str().unwrap();
         assert!(message.contains("read"), "{message}");

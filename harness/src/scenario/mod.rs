@@ -57,6 +57,8 @@ fn default_compose() -> Spanned<String> {
 pub enum WorkloadKind {
     /// read / write / cas on a few keys, unique written values.
     Register,
+    /// add unique values to a few sets, read them whole (final reads feed the durable check).
+    Set,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]

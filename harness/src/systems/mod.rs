@@ -2,6 +2,7 @@
 //! ports). Everything else in the harness is system-agnostic.
 
 pub mod etcd;
+pub mod redis;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -20,7 +21,7 @@ pub struct SystemInfo {
     pub make: fn(&Cluster, &AdapterSettings) -> Box<dyn SystemAdapter>,
 }
 
-pub const SYSTEMS: &[SystemInfo] = &[etcd::INFO];
+pub const SYSTEMS: &[SystemInfo] = &[etcd::INFO, redis::INFO];
 
 pub fn lookup(name: &str) -> Option<&'static SystemInfo> {
     SYSTEMS.iter().find(|s| s.name == name)
