@@ -5,9 +5,9 @@
 //! certainly did not take effect, `info` (or an invocation that never completed)
 //! may have taken effect at any point after its invocation, or never.
 
+use crate::fx::FxHashMap as HashMap;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::fmt;
 
 /// What an event says about its operation.
@@ -188,7 +188,7 @@ impl History {
         lines: &[usize],
     ) -> Result<History, HistoryError> {
         let mut ops: Vec<Operation> = Vec::new();
-        let mut pending: HashMap<u64, usize> = HashMap::new();
+        let mut pending: HashMap<u64, usize> = HashMap::default();
         for (i, e) in events.iter().enumerate() {
             match e.kind {
                 EventType::Invoke => {
@@ -258,7 +258,7 @@ impl History {
     /// Operations grouped by key (operations without a key share the `None` group),
     /// in order of first appearance.
     pub fn by_key(&self) -> Vec<(Option<String>, Vec<&Operation>)> {
-        let mut index: HashMap<Option<&str>, usize> = HashMap::new();
+        let mut index: HashMap<Option<&str>, usize> = HashMap::default();
         let mut groups: Vec<(Option<String>, Vec<&Operation>)> = Vec::new();
         for op in &self.ops {
             let k = op.key.as_deref();

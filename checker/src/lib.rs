@@ -2,6 +2,7 @@
 //! Lowe search with a visited cache, split by key), durability and retry
 //! checks, and per-kind counts. A plain library: no Docker, no async.
 
+mod fx;
 pub mod history;
 pub mod linearizable;
 pub mod model;

@@ -208,16 +208,20 @@ pub fn check(
     let mut groups = history.by_key();
     groups.sort_by(|a, b| a.0.cmp(&b.0));
     let total: usize = groups.iter().map(|g| g.1.len()).sum();
-    let threads = match budget.threads {
-        0 => std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
-        t => t,
-    }
-    .min(groups.len())
-    .max(1);
-    // Spawning costs tens of microseconds: only worth it for real work.
-    let threads = if total < 2_000 { 1 } else { threads };
+    // Spawning costs tens of microseconds (and asking for the parallelism reads
+    // cgroup files): only worth it for real work.
+    let threads = if total < 2_000 || groups.len() < 2 {
+        1
+    } else {
+        match budget.threads {
+            0 => std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            t => t,
+        }
+        .min(groups.len())
+        .max(1)
+    };
     let limits = Limits {
         deadline: start + budget.timeout,
         max_memory: budget.max_memory / threads,
@@ -303,8 +307,20 @@ fn check_partition(
     explain: bool,
 ) -> Result<PartitionResult, CheckError> {
     match model {
-        ModelKind::Register => run(|o| Register::build(o, false), key, ops, limits, explain),
-        ModelKind::CasRegister => run(|o| Register::build(o, true), key, ops, limits, explain),
+        ModelKind::Register => run(
+            |o, c| Register::build(o, c, false),
+            key,
+            ops,
+            limits,
+            explain,
+        ),
+        ModelKind::CasRegister => run(
+            |o, c| Register::build(o, c, true),
+            key,
+            ops,
+            limits,
+            explain,
+        ),
         ModelKind::Kv => run(Kv::build, key, ops, limits, explain),
         ModelKind::Set => run(SetModel::build, key, ops, limits, explain),
         ModelKind::S3Object => run(S3Object::build, key, ops, limits, explain),
@@ -312,14 +328,14 @@ fn check_partition(
 }
 
 fn run<M: SeqModel>(
-    build: impl Fn(&[&Operation]) -> Result<Built<M>, CheckError>,
+    build: impl Fn(&[&Operation], usize) -> Result<Built<M>, CheckError>,
     key: Option<String>,
     ops: &[&Operation],
     limits: &Limits,
     explain: bool,
 ) -> Result<PartitionResult, CheckError> {
     let start = Instant::now();
-    let mut built = build(ops)?;
+    let mut built = build(ops, usize::MAX)?;
     let mut result = PartitionResult {
         key: key.clone(),
         verdict: Verdict::Ok,
@@ -353,7 +369,7 @@ fn run<M: SeqModel>(
         result.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
         return Ok(result);
     }
-    match search(&mut built.model, &built.ops, limits) {
+    match search(&mut built.model, &built.ops, limits, None) {
         Outcome::Ok { states, memory } => {
             result.states_explored = states;
             result.memory_bytes = memory;
@@ -376,17 +392,32 @@ fn run<M: SeqModel>(
             stuck,
             best,
             stuck_states,
+            exact,
             states,
             memory,
         } => {
             result.verdict = Verdict::Illegal;
             result.states_explored = states;
             result.memory_bytes = memory;
-            let mut ex = explanation(&key, ops, &built, stuck, &best, &stuck_states);
-            if explain {
-                confirm_prefix(&build, &key, ops, &built, stuck, limits, &mut ex);
-            }
-            result.explanation = Some(ex);
+            let confirmed = if explain && !exact {
+                confirm_prefix(&mut built, stuck, limits)
+            } else {
+                None
+            };
+            result.explanation = Some(match confirmed {
+                Some((stuck, best, stuck_states, cut)) => {
+                    let mut e = explanation(&key, ops, &built, stuck, &best, &stuck_states);
+                    e.prefix_confirmed = true;
+                    e.prefix_end_event = cut;
+                    e.prefix_ops = ops.iter().filter(|o| o.invoke <= cut).count();
+                    e
+                }
+                None => {
+                    let mut e = explanation(&key, ops, &built, stuck, &best, &stuck_states);
+                    e.prefix_confirmed = exact;
+                    e
+                }
+            });
         }
     }
     result.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -448,18 +479,20 @@ fn explanation<M: SeqModel>(
     }
 }
 
+type Confirmed<S> = (usize, Vec<(usize, S)>, Vec<S>, usize);
+
 /// Pruning may stop a search before it reaches the true frontier, so the prefix
 /// ending at the stuck operation's completion is searched on its own; if it
 /// turns out legal, the cut moves to the next completion until one is illegal.
+/// Returns the illegal prefix's search (stuck op, best path, states, cut).
+///
+/// The compiled model serves the prefix too: values and operations it merged or
+/// dropped as unobservable in the whole history are unobservable in a prefix.
 fn confirm_prefix<M: SeqModel>(
-    build: &impl Fn(&[&Operation]) -> Result<Built<M>, CheckError>,
-    key: &Option<String>,
-    ops: &[&Operation],
-    built: &Built<M>,
+    built: &mut Built<M>,
     stuck: usize,
     limits: &Limits,
-    ex: &mut Explanation,
-) {
+) -> Option<Confirmed<M::State>> {
     let mut cuts: Vec<u32> = built
         .ops
         .iter()
@@ -467,50 +500,19 @@ fn confirm_prefix<M: SeqModel>(
         .map(|o| o.ret)
         .collect();
     cuts.sort_unstable();
-    let Ok(mut k) = cuts.binary_search(&built.ops[stuck].ret) else {
-        return;
-    };
+    let mut k = cuts.binary_search(&built.ops[stuck].ret).ok()?;
     while k < cuts.len() {
-        let cut = cuts[k] as usize;
-        let truncated: Vec<Operation> = ops
-            .iter()
-            .filter(|o| o.invoke <= cut)
-            .map(|o| {
-                let mut o = (*o).clone();
-                if o.complete.is_some_and(|c| c > cut) {
-                    o.status = Status::Info;
-                    o.complete = None;
-                    o.complete_time = None;
-                    o.output = Value::Null;
-                }
-                o
-            })
-            .collect();
-        let refs: Vec<&Operation> = truncated.iter().collect();
-        let Ok(mut b) = build(&refs) else { return };
-        if let Some((i, _)) = b.immediate {
-            // Shouldn't differ from the full history's immediate check; keep the search's story.
-            let _ = i;
-            return;
-        }
-        match search(&mut b.model, &b.ops, limits) {
+        let cut = cuts[k];
+        match search(&mut built.model, &built.ops, limits, Some(cut)) {
             Outcome::Illegal {
                 stuck,
                 best,
                 stuck_states,
                 ..
-            } => {
-                // The truncated operations are a prefix of `ops` (both in invocation order),
-                // so indices agree; summaries show the original completions.
-                let mut e = explanation(key, ops, &b, stuck, &best, &stuck_states);
-                e.prefix_confirmed = true;
-                e.prefix_end_event = cut;
-                e.prefix_ops = truncated.len();
-                *ex = e;
-                return;
-            }
+            } => return Some((stuck, best, stuck_states, cut as usize)),
             Outcome::Ok { .. } => k += 1,
-            Outcome::Unknown { .. } => return,
+            Outcome::Unknown { .. } => return None,
         }
     }
+    None
 }

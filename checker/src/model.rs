@@ -2,10 +2,10 @@
 //! value whose states are small and cheap to hash: values and strings are interned
 //! to `u32` ids once, so a search step is an integer comparison or a table lookup.
 
+use crate::fx::{FxHashMap as HashMap, FxHashSet as HashSet};
 use crate::history::{show, Operation, Status};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::Hash;
 use std::str::FromStr;
@@ -121,6 +121,11 @@ pub(crate) trait SeqModel {
     /// Whether some sequence of `Grow` operations could lead from `s` to a state
     /// where the `Observe` operation `op` is legal.
     fn compatible(&mut self, s: &Self::State, op: usize) -> bool;
+    /// Whether the `Observe` operation `g` could follow the `Reset` operation `p`
+    /// with only `Grow` operations in between (conservative: `true` if unsure).
+    fn explains(&self, _p: usize, _g: usize) -> bool {
+        true
+    }
     /// Two independent 64-bit hashes of a state (the visited cache keeps only fingerprints).
     fn fingerprint(&self, s: &Self::State) -> (u64, u64);
     fn show_state(&self, s: &Self::State) -> String;
@@ -152,6 +157,16 @@ pub(crate) struct Built<M> {
     pub ops: Vec<SOp>,
     /// (index into the partition's slice, why) for an operation that is illegal anywhere.
     pub immediate: Option<(usize, String)>,
+}
+
+/// An operation as seen in the prefix of the history that ends with event `cut`:
+/// one that completed later is still pending there (its outcome unknown).
+#[inline]
+fn view(op: &Operation, cut: usize) -> (Status, &Value) {
+    match op.complete {
+        Some(c) if c > cut => (Status::Info, &Value::Null),
+        _ => (op.status, &op.output),
+    }
 }
 
 fn sop(i: usize, op: &Operation, pending: bool) -> SOp {
@@ -189,6 +204,19 @@ struct Interner {
 
 impl Interner {
     fn id(&mut self, v: &Value) -> u32 {
+        // Histories usually have few distinct values: a scan beats serialising.
+        if self.values.len() <= 16 {
+            if let Some(i) = self.values.iter().position(|x| x == v) {
+                return i as u32;
+            }
+            if self.values.len() < 16 {
+                self.values.push(v.clone());
+                return self.values.len() as u32 - 1;
+            }
+            for (i, x) in self.values.iter().enumerate() {
+                self.ids.insert(x.to_string(), i as u32);
+            }
+        }
         let k = v.to_string();
         if let Some(&i) = self.ids.get(&k) {
             return i;
@@ -233,21 +261,29 @@ pub struct Register {
 const NIL: u32 = 0;
 
 impl Register {
-    pub(crate) fn build(ops: &[&Operation], cas: bool) -> Result<Built<Register>, CheckError> {
+    pub(crate) fn build(
+        ops: &[&Operation],
+        cut: usize,
+        cas: bool,
+    ) -> Result<Built<Register>, CheckError> {
         let mut values = Interner::default();
         values.id(&Value::Null); // NIL == 0
         let mut compiled = Vec::new();
         let mut sops = Vec::new();
         for (i, op) in ops.iter().enumerate() {
-            if op.status == Status::Fail {
+            if op.invoke > cut {
+                continue;
+            }
+            let (status, output) = view(op, cut);
+            if status == Status::Fail {
                 continue;
             }
             let f = op.f.as_str();
             let r = if f_is(f, &["read", "r", "get"]) {
-                if op.status != Status::Ok {
+                if status != Status::Ok {
                     continue; // an unfinished read shows nothing
                 }
-                RegOp::Read(values.id(&op.output))
+                RegOp::Read(values.id(output))
             } else if f_is(f, &["write", "w", "put"]) {
                 RegOp::Write(values.id(&op.value))
             } else if cas && f_is(f, &["cas", "compare-and-set"]) {
@@ -277,11 +313,11 @@ impl Register {
                     ),
                 ));
             };
-            compiled.push((i, r, op.status != Status::Ok));
+            compiled.push((i, r, status != Status::Ok));
         }
         // Values someone could observe: read results and cas expectations.
-        let mut observed: HashSet<u32> = HashSet::new();
-        let mut written: HashSet<u32> = HashSet::new();
+        let mut observed: HashSet<u32> = HashSet::default();
+        let mut written: HashSet<u32> = HashSet::default();
         written.insert(NIL);
         for &(_, r, _) in &compiled {
             match r {
@@ -297,6 +333,19 @@ impl Register {
                 }
             }
         }
+        // Values nobody observes behave alike (reads fail, cas fails, writes
+        // replace them): one state stands for all of them.
+        let unobserved = values.values.len() as u32;
+        values
+            .values
+            .push(Value::String("(a value no read observes)".into()));
+        let hide = |v: u32| {
+            if observed.contains(&v) || v == NIL {
+                v
+            } else {
+                unobserved
+            }
+        };
         let mut immediate = None;
         let mut out = Vec::new();
         for (i, r, unknown) in compiled {
@@ -323,6 +372,11 @@ impl Register {
                 RegOp::Write(v) | RegOp::Cas(_, v) if unknown && !observed.contains(&v) => continue,
                 _ => {}
             }
+            let r = match r {
+                RegOp::Write(v) => RegOp::Write(hide(v)),
+                RegOp::Cas(a, b) => RegOp::Cas(a, hide(b)),
+                r => r,
+            };
             sops.push(sop(i, ops[i], unknown));
             out.push(r);
         }
@@ -356,6 +410,12 @@ impl SeqModel for Register {
     #[inline]
     fn compatible(&mut self, s: &u32, op: usize) -> bool {
         matches!(self.ops[op], RegOp::Read(v) if v == *s)
+    }
+    fn explains(&self, p: usize, g: usize) -> bool {
+        match (self.ops[p], self.ops[g]) {
+            (RegOp::Write(v) | RegOp::Cas(_, v), RegOp::Read(r)) => v == r,
+            _ => true,
+        }
     }
     fn fingerprint(&self, s: &u32) -> (u64, u64) {
         fp_u64(*s as u64)
@@ -394,51 +454,75 @@ pub struct Kv {
     ids: HashMap<String, u32>,
     /// (state, appended string) -> state: appends allocate only the first time.
     appends: HashMap<(u32, u32), u32>,
+    /// Every value a get returned (ids, sorted by string), to tell whether a
+    /// state can ever be seen.
+    gets: Vec<u32>,
+    /// Stands for every string that is no prefix of any get: such states behave
+    /// alike (gets fail until a put replaces them), so they are one state.
+    poison: u32,
 }
 
-fn text_of(v: &Value) -> String {
+fn text_of(v: &Value) -> std::borrow::Cow<'_, str> {
     match v {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+        Value::Null => "".into(),
+        Value::String(s) => s.as_str().into(),
+        other => other.to_string().into(),
     }
 }
 
 impl Kv {
-    fn intern(&mut self, s: String) -> u32 {
-        if let Some(&i) = self.ids.get(&s) {
+    /// Whether some get returned a string starting with `t`.
+    fn observable(&self, t: &str) -> bool {
+        let i = self
+            .gets
+            .partition_point(|&g| self.strings[g as usize].as_str() < t);
+        self.gets
+            .get(i)
+            .is_some_and(|&g| self.strings[g as usize].starts_with(t))
+    }
+
+    fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.ids.get(s) {
             return i;
         }
         let i = self.strings.len() as u32;
-        self.ids.insert(s.clone(), i);
-        self.strings.push(s);
+        self.ids.insert(s.to_string(), i);
+        self.strings.push(s.to_string());
         i
     }
 
-    pub(crate) fn build(ops: &[&Operation]) -> Result<Built<Kv>, CheckError> {
+    pub(crate) fn build(ops: &[&Operation], cut: usize) -> Result<Built<Kv>, CheckError> {
         let mut kv = Kv {
             ops: Vec::new(),
             strings: Vec::new(),
-            ids: HashMap::new(),
-            appends: HashMap::new(),
+            ids: HashMap::default(),
+            appends: HashMap::default(),
+            gets: Vec::new(),
+            poison: 1,
         };
-        kv.intern(String::new());
+        kv.intern("");
+        // Not a key of `ids`, so no real string maps to it.
+        kv.strings.push("(a value no get observes)".into());
         let mut compiled = Vec::new();
         for (i, op) in ops.iter().enumerate() {
-            if op.status == Status::Fail {
+            if op.invoke > cut {
+                continue;
+            }
+            let (status, output) = view(op, cut);
+            if status == Status::Fail {
                 continue;
             }
             let f = op.f.as_str();
-            let unknown = op.status != Status::Ok;
+            let unknown = status != Status::Ok;
             let k = if f_is(f, &["get", "read", "r"]) {
                 if unknown {
                     continue;
                 }
-                KvOp::Get(kv.intern(text_of(&op.output)))
+                KvOp::Get(kv.intern(&text_of(output)))
             } else if f_is(f, &["put", "write", "w"]) {
-                KvOp::Put(kv.intern(text_of(&op.value)))
+                KvOp::Put(kv.intern(&text_of(&op.value)))
             } else if f_is(f, &["append"]) {
-                KvOp::Append(kv.intern(text_of(&op.value)))
+                KvOp::Append(kv.intern(&text_of(&op.value)))
             } else {
                 return Err(bad(
                     op,
@@ -475,9 +559,24 @@ impl Kv {
                 };
             keep.push(relevant);
         }
+        let mut sorted: Vec<u32> = compiled
+            .iter()
+            .filter_map(|&(_, k, _)| match k {
+                KvOp::Get(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        sorted.sort_unstable_by(|&a, &b| kv.strings[a as usize].cmp(&kv.strings[b as usize]));
+        kv.gets = sorted;
         let mut sops = Vec::new();
         for (&(i, k, unknown), keep) in compiled.iter().zip(keep) {
             if keep {
+                let k = match k {
+                    KvOp::Put(v) if !kv.observable(&kv.strings[v as usize]) => KvOp::Put(kv.poison),
+                    k => k,
+                };
                 sops.push(sop(i, ops[i], unknown));
                 kv.ops.push(k);
             }
@@ -501,6 +600,9 @@ impl SeqModel for Kv {
             KvOp::Get(v) => (v == *s).then_some(*s),
             KvOp::Put(v) => Some(v),
             KvOp::Append(a) => {
+                if *s == self.poison {
+                    return Some(*s);
+                }
                 if let Some(&n) = self.appends.get(&(*s, a)) {
                     return Some(n);
                 }
@@ -509,7 +611,11 @@ impl SeqModel for Kv {
                 );
                 t.push_str(&self.strings[*s as usize]);
                 t.push_str(&self.strings[a as usize]);
-                let n = self.intern(t);
+                let n = if self.observable(&t) {
+                    self.intern(&t)
+                } else {
+                    self.poison
+                };
                 self.appends.insert((*s, a), n);
                 Some(n)
             }
@@ -526,7 +632,18 @@ impl SeqModel for Kv {
     fn compatible(&mut self, s: &u32, op: usize) -> bool {
         match self.ops[op] {
             KvOp::Get(v) => {
-                v == *s || self.strings[v as usize].starts_with(self.strings[*s as usize].as_str())
+                v == *s
+                    || (*s != self.poison
+                        && self.strings[v as usize].starts_with(self.strings[*s as usize].as_str()))
+            }
+            _ => true,
+        }
+    }
+    fn explains(&self, p: usize, g: usize) -> bool {
+        match (self.ops[p], self.ops[g]) {
+            (KvOp::Put(v), _) if v == self.poison => false,
+            (KvOp::Put(v), KvOp::Get(r)) => {
+                self.strings[r as usize].starts_with(self.strings[v as usize].as_str())
             }
             _ => true,
         }
@@ -566,7 +683,7 @@ pub struct SetModel {
 }
 
 impl SetModel {
-    pub(crate) fn build(ops: &[&Operation]) -> Result<Built<SetModel>, CheckError> {
+    pub(crate) fn build(ops: &[&Operation], cut: usize) -> Result<Built<SetModel>, CheckError> {
         let mut elements = Interner::default();
         enum Raw {
             Add(u32),
@@ -574,10 +691,14 @@ impl SetModel {
         }
         let mut compiled = Vec::new();
         for (i, op) in ops.iter().enumerate() {
-            if op.status == Status::Fail {
+            if op.invoke > cut {
                 continue;
             }
-            let unknown = op.status != Status::Ok;
+            let (status, output) = view(op, cut);
+            if status == Status::Fail {
+                continue;
+            }
+            let unknown = status != Status::Ok;
             let f = op.f.as_str();
             let r = if f_is(f, &["add"]) {
                 Raw::Add(elements.id(&op.value))
@@ -585,7 +706,7 @@ impl SetModel {
                 if unknown {
                     continue;
                 }
-                match &op.output {
+                match output {
                     Value::Array(a) => Raw::Read(a.iter().map(|v| elements.id(v)).collect()),
                     Value::Null => Raw::Read(Vec::new()),
                     v => {
@@ -604,8 +725,8 @@ impl SetModel {
             compiled.push((i, r, unknown));
         }
         let words = elements.values.len().div_ceil(64).max(1);
-        let mut added: HashSet<u32> = HashSet::new();
-        let mut seen: HashSet<u32> = HashSet::new();
+        let mut added: HashSet<u32> = HashSet::default();
+        let mut seen: HashSet<u32> = HashSet::default();
         for (_, r, _) in &compiled {
             match r {
                 Raw::Add(e) => {
@@ -766,8 +887,7 @@ fn field<'a>(v: &'a Value, names: &[&str]) -> Option<&'a Value> {
     names.iter().find_map(|n| o.get(*n))
 }
 
-fn precondition_failed(op: &Operation) -> bool {
-    let v = &op.output;
+fn precondition_failed(op: &Operation, v: &Value) -> bool {
     let by_value = v.as_str().is_some_and(|s| s.contains("precondition"))
         || field(v, &["status"]).and_then(Value::as_u64) == Some(412)
         || field(v, &["error"])
@@ -781,18 +901,22 @@ fn precondition_failed(op: &Operation) -> bool {
 }
 
 impl S3Object {
-    pub(crate) fn build(ops: &[&Operation]) -> Result<Built<S3Object>, CheckError> {
+    pub(crate) fn build(ops: &[&Operation], cut: usize) -> Result<Built<S3Object>, CheckError> {
         let mut values = Interner::default();
         let mut out = Vec::new();
         let mut sops = Vec::new();
         for (i, op) in ops.iter().enumerate() {
+            if op.invoke > cut {
+                continue;
+            }
+            let (status, output) = view(op, cut);
             let f = op.f.as_str();
-            let unknown = op.status == Status::Info;
+            let unknown = status == Status::Info;
             let s = if f_is(f, &["get", "read"]) {
-                if op.status != Status::Ok {
+                if status != Status::Ok {
                     continue;
                 }
-                let o = &op.output;
+                let o = output;
                 if o.is_null()
                     || o.as_str() == Some("absent")
                     || field(o, &["absent"]) == Some(&Value::Bool(true))
@@ -808,8 +932,8 @@ impl S3Object {
                     S3Op::Get(Some((values.id(o), ANY)))
                 }
             } else if f_is(f, &["put", "write"]) {
-                let pre_failed = precondition_failed(op);
-                if op.status == Status::Fail && !pre_failed {
+                let pre_failed = status != Status::Info && precondition_failed(op, output);
+                if status == Status::Fail && !pre_failed {
                     continue;
                 }
                 let v = &op.value;
@@ -838,9 +962,9 @@ impl S3Object {
                         "precondition failure on a put without If-Match or If-None-Match",
                     ));
                 }
-                let etag = match (&op.output, outcome) {
-                    (_, Outcome::Applied) => match field(&op.output, &["etag", "e_tag"])
-                        .or(op.output.as_str().map(|_| &op.output))
+                let etag = match (output, outcome) {
+                    (_, Outcome::Applied) => match field(output, &["etag", "e_tag"])
+                        .or(output.as_str().map(|_| output))
                     {
                         Some(e) if !e.is_null() => values.id(e),
                         _ => ANY,
@@ -854,7 +978,7 @@ impl S3Object {
                     outcome,
                 }
             } else if f_is(f, &["delete", "del"]) {
-                if op.status == Status::Fail {
+                if status == Status::Fail {
                     continue;
                 }
                 S3Op::Delete
@@ -867,7 +991,7 @@ impl S3Object {
                     ),
                 ));
             };
-            let pending = unknown || op.status == Status::Fail;
+            let pending = unknown || status == Status::Fail;
             // A precondition failure reported as `fail` still happened (as a no-op).
             let pending = pending
                 && !matches!(
@@ -944,6 +1068,16 @@ impl SeqModel for S3Object {
     fn compatible(&mut self, s: &u64, op: usize) -> bool {
         // No operation only grows the state: the observation must hold now.
         self.step(s, op).is_some()
+    }
+    fn explains(&self, p: usize, g: usize) -> bool {
+        match (self.ops[p], self.ops[g]) {
+            (S3Op::Delete, S3Op::Get(Some(_))) => false,
+            (S3Op::Put { .. }, S3Op::Get(None)) => false,
+            (S3Op::Put { body, etag, .. }, S3Op::Get(Some((b, e)))) => {
+                body == b && (e == ANY || etag == ANY || e == etag)
+            }
+            _ => true,
+        }
     }
     fn fingerprint(&self, s: &u64) -> (u64, u64) {
         fp_u64(*s)

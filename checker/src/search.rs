@@ -56,6 +56,9 @@ pub(crate) enum Outcome<S> {
         best: Vec<(usize, S)>,
         /// States the model was in when `stuck` had to be placed (a few).
         stuck_states: Vec<S>,
+        /// Whether the prefix ending with `stuck`'s completion is known to be the
+        /// shortest illegal one (no pruned configuration could have got further).
+        exact: bool,
         states: u64,
         memory: usize,
     },
@@ -70,19 +73,67 @@ pub(crate) enum Outcome<S> {
 /// Bytes per cache entry in a hashbrown table (key plus control byte), as an estimate.
 const ENTRY_BYTES: usize = 17;
 
+/// For each Observe operation, the Reset operations that could have set the
+/// state it saw (called before it returned), flattened.
+pub(crate) struct Explainers {
+    start: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl Explainers {
+    #[inline]
+    fn of(&self, g: usize) -> &[u32] {
+        &self.list[self.start[g] as usize..self.start[g + 1] as usize]
+    }
+}
+
+/// Explainer tables cost |Reset| x |Observe| model calls to build; above this the
+/// search falls back to the weaker "no Reset may intervene" rule.
+const MAX_EXPLAINER_PAIRS: usize = 4_000_000;
+
+/// Searches for a linearization of `ops`, or of the prefix of the history that
+/// ends with event `cut` (operations called later are left out, those that
+/// completed later are pending there).
 pub(crate) fn search<M: SeqModel>(
     model: &mut M,
     ops: &[SOp],
     limits: &Limits,
+    cut: Option<u32>,
 ) -> Outcome<M::State> {
     let n = ops.len();
     let head = (2 * n) as u32;
     let mut next = vec![NIL; 2 * n + 1];
     let mut prev = vec![NIL; 2 * n + 1];
+    let class: Vec<Class> = (0..n).map(|i| model.class(i)).collect();
+
+    let mut truncated;
+    let mut active = None;
+    let ops = match cut {
+        None => ops,
+        Some(cut) => {
+            truncated = ops.to_vec();
+            let mut act = vec![true; n];
+            for (i, o) in truncated.iter_mut().enumerate() {
+                if o.call > cut {
+                    act[i] = false;
+                } else if o.ret > cut {
+                    o.ret = u32::MAX;
+                    // A read still in flight at the cut shows nothing.
+                    act[i] = class[i] != Class::Observe;
+                }
+            }
+            active = Some(act);
+            &truncated[..]
+        }
+    };
+    let is_active = |i: usize| active.as_ref().is_none_or(|a| a[i]);
 
     // Entries sorted by time: call of op i is 2i, its return 2i+1.
     let mut entries: Vec<(u32, u32)> = Vec::with_capacity(2 * n);
     for (i, o) in ops.iter().enumerate() {
+        if !is_active(i) {
+            continue;
+        }
         entries.push((o.call, 2 * i as u32));
         if !o.info() {
             entries.push((o.ret, 2 * i as u32 + 1));
@@ -95,16 +146,11 @@ pub(crate) fn search<M: SeqModel>(
         prev[e as usize] = last;
         last = e;
     }
-
     // Rank of each return in time order, and for each return the first call of a
     // Reset operation after it (every operation called after a pending return is
     // itself pending).
     let mut rank = vec![usize::MAX; n];
     let mut reset_after = vec![u32::MAX; n];
-    let mut class = Vec::with_capacity(n);
-    for i in 0..n {
-        class.push(model.class(i));
-    }
     {
         let mut r = 0;
         for &(_, e) in &entries {
@@ -125,6 +171,35 @@ pub(crate) fn search<M: SeqModel>(
             }
         }
     }
+    let resets: Vec<usize> = (0..n)
+        .filter(|&i| class[i] == Class::Reset && is_active(i))
+        .collect();
+    let observes = (0..n)
+        .filter(|&i| class[i] == Class::Observe && is_active(i))
+        .count();
+    let has_observe = observes > 0;
+    // For each Observe operation, the Reset operations that could set the state it
+    // saw (called before it returned), by call time.
+    let explainers: Option<Explainers> =
+        (resets.len() * observes <= MAX_EXPLAINER_PAIRS).then(|| {
+            let mut start = Vec::with_capacity(n + 1);
+            let mut list = Vec::new();
+            for g in 0..n {
+                start.push(list.len() as u32);
+                if class[g] == Class::Observe {
+                    // `resets` is in call order already (operations are sorted by invocation).
+                    list.extend(
+                        resets
+                            .iter()
+                            .copied()
+                            .filter(|&p| ops[p].call < ops[g].ret && model.explains(p, g))
+                            .map(|p| p as u32),
+                    );
+                }
+            }
+            start.push(list.len() as u32);
+            Explainers { start, list }
+        });
     let zob: Vec<(u64, u64)> = (0..n as u64)
         .map(|i| {
             (
@@ -133,19 +208,22 @@ pub(crate) fn search<M: SeqModel>(
             )
         })
         .collect();
-    let has_observe = class.contains(&Class::Observe);
 
-    let mut remaining = ops.iter().filter(|o| !o.info()).count();
+    let mut remaining = (0..n).filter(|&i| !ops[i].info() && is_active(i)).count();
+    let mut linearized = vec![false; n];
     let mut state = model.init();
     let mut set_fp = (0u64, 0u64);
-    let mut stack: Vec<(u32, M::State)> = Vec::new();
-    let mut cache: Cache = Cache::default();
+    // (operation, state before it, forced: it changed nothing so no alternative needs trying)
+    let mut stack: Vec<(u32, M::State, bool)> = Vec::new();
+    let mut cache: Cache = Cache::with_capacity_and_hasher(4 * n, Default::default());
     let mut best_rank: usize = 0;
     let mut best: Vec<(usize, M::State)> = Vec::new();
     let mut stuck_op = usize::MAX;
     let mut stuck_states: Vec<M::State> = Vec::new();
     let mut iterations: u64 = 0;
     let mut window: Vec<u32> = Vec::new();
+    // The furthest return a pruned configuration could have reached.
+    let mut pruned_rank: usize = 0;
 
     macro_rules! lift {
         ($o:expr) => {{
@@ -161,6 +239,7 @@ pub(crate) fn search<M: SeqModel>(
                     prev[next[r] as usize] = prev[r];
                 }
             }
+            linearized[$o] = true;
         }};
     }
     macro_rules! unlift {
@@ -177,62 +256,122 @@ pub(crate) fn search<M: SeqModel>(
             if next[c] != NIL {
                 prev[next[c] as usize] = c as u32;
             }
+            linearized[$o] = false;
         }};
     }
+    macro_rules! prune_ok {
+        ($ns:expr) => {
+            !has_observe
+                || match window_ok(
+                    model,
+                    $ns,
+                    ops,
+                    &class,
+                    &reset_after,
+                    explainers.as_ref(),
+                    &linearized,
+                    &next,
+                    head,
+                    &mut window,
+                ) {
+                    Ok(()) => true,
+                    Err(g) => {
+                        // Nothing from here could get past g's return.
+                        pruned_rank = pruned_rank.max(rank[g]);
+                        false
+                    }
+                }
+        };
+    }
 
-    let path = |stack: &Vec<(u32, M::State)>, state: &M::State| -> Vec<(usize, M::State)> {
+    let path = |stack: &Vec<(u32, M::State, bool)>, state: &M::State| -> Vec<(usize, M::State)> {
         let mut out = Vec::with_capacity(stack.len());
-        for (k, (o, _)) in stack.iter().enumerate() {
+        for (k, (o, _, _)) in stack.iter().enumerate() {
             let after = stack
                 .get(k + 1)
-                .map(|(_, s)| s.clone())
+                .map(|(_, s, _)| s.clone())
                 .unwrap_or_else(|| state.clone());
             out.push((*o as usize, after));
         }
         out
     };
 
-    let mut e = next[head as usize];
-    loop {
-        if remaining == 0 {
-            return Outcome::Ok {
-                states: cache.len() as u64,
-                memory: cache.capacity() * ENTRY_BYTES + stack.capacity() * 16,
-            };
-        }
-        iterations += 1;
-        if iterations & 0x3FF == 0 {
-            let memory = cache.capacity() * ENTRY_BYTES;
-            let reason = if limits.stop.load(Ordering::Relaxed) {
-                Some("cancelled".to_string())
-            } else if memory > limits.max_memory {
-                Some(format!(
-                    "memory budget exhausted ({} MiB of visited states)",
-                    memory >> 20
-                ))
-            } else if Instant::now() > limits.deadline {
-                Some("time budget exhausted".to_string())
-            } else {
-                None
-            };
-            if let Some(reason) = reason {
-                return Outcome::Unknown {
-                    reason,
-                    best,
+    // `e == NEW` means a configuration was just reached.
+    const NEW: u32 = u32::MAX - 1;
+    let mut e = NEW;
+    'search: loop {
+        if e == NEW {
+            if remaining == 0 {
+                return Outcome::Ok {
                     states: cache.len() as u64,
-                    memory,
+                    memory: cache.capacity() * ENTRY_BYTES + stack.capacity() * 16,
                 };
             }
+            iterations += 1;
+            if iterations & 0x3FF == 0 {
+                let memory = cache.capacity() * ENTRY_BYTES;
+                let reason = if limits.stop.load(Ordering::Relaxed) {
+                    Some("cancelled".to_string())
+                } else if memory > limits.max_memory {
+                    Some(format!(
+                        "memory budget exhausted ({} MiB of visited states)",
+                        memory >> 20
+                    ))
+                } else if Instant::now() > limits.deadline {
+                    Some("time budget exhausted".to_string())
+                } else {
+                    None
+                };
+                if let Some(reason) = reason {
+                    return Outcome::Unknown {
+                        reason,
+                        best,
+                        states: cache.len() as u64,
+                        memory,
+                    };
+                }
+            }
+            // An observation that may go next and is legal now (a read that sees
+            // the current value) can always be moved to the front of any
+            // completion: take it without branching.
+            let mut forced = None;
+            let mut x = next[head as usize];
+            while x != NIL && x & 1 == 0 {
+                let o = (x / 2) as usize;
+                // Only pure observations: anything else would also be missing
+                // from wherever it really happened.
+                if class[o] == Class::Observe && model.step(&state, o).is_some_and(|ns| ns == state)
+                {
+                    forced = Some(o);
+                    break;
+                }
+                x = next[x as usize];
+            }
+            if let Some(o) = forced {
+                let f = (set_fp.0 ^ zob[o].0, set_fp.1 ^ zob[o].1);
+                let (a, b) = model.fingerprint(&state);
+                let key = (((f.0 ^ a) as u128) << 64) | (f.1 ^ b) as u128;
+                let mut alive = cache.insert(key);
+                if alive {
+                    lift!(o);
+                    alive = prune_ok!(&state);
+                    if alive {
+                        stack.push((o as u32, state.clone(), true));
+                        set_fp = f;
+                        if !ops[o].info() {
+                            remaining -= 1;
+                        }
+                        continue 'search;
+                    }
+                    unlift!(o);
+                }
+                // This configuration is dead: backtrack.
+                e = NIL;
+            } else {
+                e = next[head as usize];
+            }
         }
-        debug_assert!(
-            e != NIL,
-            "a pending return always exists while remaining > 0"
-        );
-        if e == NIL {
-            // Cannot happen (a pending return entry always exists); be safe anyway.
-            break;
-        }
-        if e & 1 == 0 {
+        if e != NIL && e & 1 == 0 {
             let o = (e / 2) as usize;
             if let Some(ns) = model.step(&state, o) {
                 let (a, b) = model.fingerprint(&ns);
@@ -240,31 +379,23 @@ pub(crate) fn search<M: SeqModel>(
                 let key = (((f.0 ^ a) as u128) << 64) | (f.1 ^ b) as u128;
                 if cache.insert(key) {
                     lift!(o);
-                    if !has_observe
-                        || window_ok(
-                            model,
-                            &ns,
-                            ops,
-                            &class,
-                            &reset_after,
-                            &next,
-                            head,
-                            &mut window,
-                        )
-                    {
-                        stack.push((o as u32, std::mem::replace(&mut state, ns)));
+                    if prune_ok!(&ns) {
+                        stack.push((o as u32, std::mem::replace(&mut state, ns), false));
                         set_fp = f;
                         if !ops[o].info() {
                             remaining -= 1;
                         }
-                        e = next[head as usize];
+                        e = NEW;
                         continue;
                     }
                     unlift!(o);
                 }
             }
             e = next[e as usize];
-        } else {
+            continue;
+        }
+        if e != NIL {
+            // A return entry: its operation cannot be placed from here.
             let o = (e / 2) as usize;
             let r = rank[o];
             if stuck_op == usize::MAX || r > best_rank {
@@ -276,8 +407,11 @@ pub(crate) fn search<M: SeqModel>(
             if r == best_rank && stuck_states.len() < 8 && !stuck_states.contains(&state) {
                 stuck_states.push(state.clone());
             }
-            let Some((p, ps)) = stack.pop() else {
-                break;
+        }
+        // Backtrack past forced steps to the last real choice.
+        loop {
+            let Some((p, ps, forced)) = stack.pop() else {
+                break 'search;
             };
             let p = p as usize;
             unlift!(p);
@@ -286,10 +420,25 @@ pub(crate) fn search<M: SeqModel>(
             if !ops[p].info() {
                 remaining += 1;
             }
-            e = next[2 * p];
+            if !forced {
+                e = next[2 * p];
+                break;
+            }
         }
     }
+    let exact = pruned_rank <= best_rank && stuck_op != usize::MAX;
+    if stuck_op == usize::MAX {
+        // Every path ended in a forced dead end before any return was reached:
+        // blame the first pending return.
+        let mut x = next[head as usize];
+        while x != NIL && x & 1 == 0 {
+            x = next[x as usize];
+        }
+        stuck_op = if x == NIL { 0 } else { (x / 2) as usize };
+        stuck_states.push(state.clone());
+    }
     Outcome::Illegal {
+        exact,
         stuck: stuck_op,
         best,
         stuck_states,
@@ -298,8 +447,9 @@ pub(crate) fn search<M: SeqModel>(
     }
 }
 
-/// Every pending Observe operation that must come before all remaining Reset
-/// operations has to be reachable from `s` through Grow operations alone.
+/// Every pending Observe operation in the window must still be reachable: either
+/// from `s` through Grow operations alone, or through some pending Reset that was
+/// called before it returned and could have set what it saw.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 fn window_ok<M: SeqModel>(
@@ -308,10 +458,12 @@ fn window_ok<M: SeqModel>(
     ops: &[SOp],
     class: &[Class],
     reset_after: &[u32],
+    explainers: Option<&Explainers>,
+    linearized: &[bool],
     next: &[u32],
     head: u32,
     window: &mut Vec<u32>,
-) -> bool {
+) -> Result<(), usize> {
     window.clear();
     let mut min_reset = u32::MAX;
     let mut e = next[head as usize];
@@ -334,11 +486,20 @@ fn window_ok<M: SeqModel>(
         }
         e = next[e as usize];
     }
-    for &o in window.iter() {
-        let o = o as usize;
-        if ops[o].ret < min_reset && !model.compatible(s, o) {
-            return false;
+    for &g in window.iter() {
+        let g = g as usize;
+        match explainers {
+            Some(ex) => {
+                if !model.compatible(s, g) && !ex.of(g).iter().any(|&p| !linearized[p as usize]) {
+                    return Err(g);
+                }
+            }
+            None => {
+                if ops[g].ret < min_reset && !model.compatible(s, g) {
+                    return Err(g);
+                }
+            }
         }
     }
-    true
+    Ok(())
 }
