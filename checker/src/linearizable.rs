@@ -138,6 +138,10 @@ pub struct Explanation {
     pub needs: String,
     /// The states the model could be in when it had to take effect.
     pub states: Vec<String>,
+    /// The operation whose (unavoidable) effect ruled it out, when that is
+    /// another one: a write that had completed before a stale read began.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<OpSummary>,
     /// The shortest illegal prefix by completion ends with this event (inclusive).
     pub prefix_end_event: usize,
     /// Operations invoked within that prefix.
@@ -363,6 +367,7 @@ fn run<M: SeqModel>(
             prefix_end_event: end,
             prefix_ops: ops.iter().filter(|o| o.invoke <= end).count(),
             prefix_confirmed: true,
+            after: None,
             longest_linearization: Vec::new(),
             op,
         });
@@ -392,6 +397,7 @@ fn run<M: SeqModel>(
             stuck,
             best,
             stuck_states,
+            blockers,
             exact,
             states,
             memory,
@@ -405,15 +411,17 @@ fn run<M: SeqModel>(
                 None
             };
             result.explanation = Some(match confirmed {
-                Some((stuck, best, stuck_states, cut)) => {
-                    let mut e = explanation(&key, ops, &built, stuck, &best, &stuck_states);
+                Some((stuck, best, stuck_states, blockers, cut)) => {
+                    let mut e =
+                        explanation(&key, ops, &built, stuck, &best, &stuck_states, &blockers);
                     e.prefix_confirmed = true;
                     e.prefix_end_event = cut;
                     e.prefix_ops = ops.iter().filter(|o| o.invoke <= cut).count();
                     e
                 }
                 None => {
-                    let mut e = explanation(&key, ops, &built, stuck, &best, &stuck_states);
+                    let mut e =
+                        explanation(&key, ops, &built, stuck, &best, &stuck_states, &blockers);
                     e.prefix_confirmed = exact;
                     e
                 }
@@ -438,19 +446,44 @@ fn explanation<M: SeqModel>(
     stuck: usize,
     best: &[(usize, M::State)],
     stuck_states: &[M::State],
+    blockers: &[(usize, M::State)],
 ) -> Explanation {
-    let src = built.ops[stuck].src;
-    let op = OpSummary::of(ops[src]);
-    let end = op.complete.unwrap_or(op.invoke);
-    let states: Vec<String> = stuck_states
-        .iter()
-        .map(|s| built.model.show_state(s))
-        .collect();
-    let needs = built.model.needs(stuck);
-    let could = if states.is_empty() {
-        String::new()
-    } else {
-        format!("; by then the state could only be {}", states.join(" or "))
+    let summary = |i: usize| OpSummary::of(ops[built.ops[i].src]);
+    let show_all = |v: &mut dyn Iterator<Item = &M::State>| -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in v {
+            let s = built.model.show_state(s);
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+        out
+    };
+    // When the operation that could not be placed is always legal itself (a
+    // write), the one to show is the observation its placement made impossible.
+    let (victim, after, states) = match blockers.first() {
+        Some(&(g, _)) => (
+            g,
+            Some(summary(stuck)),
+            show_all(&mut blockers.iter().filter(|b| b.0 == g).map(|b| &b.1)),
+        ),
+        None => (stuck, None, show_all(&mut stuck_states.iter())),
+    };
+    let op = summary(victim);
+    let end = op
+        .complete
+        .unwrap_or(op.invoke)
+        .max(summary(stuck).complete.unwrap_or(0));
+    let needs = built.model.needs(victim);
+    let could = match (&after, states.is_empty()) {
+        (_, true) => String::new(),
+        (Some(a), false) => format!(
+            ", but once {} ({}) had taken effect the state could only be {}",
+            a.describe(),
+            a.locate(),
+            states.join(" or ")
+        ),
+        (None, false) => format!("; by then the state could only be {}", states.join(" or ")),
     };
     let message = format!(
         "{}{} ({}) cannot be linearized: it needs {}{}",
@@ -469,6 +502,7 @@ fn explanation<M: SeqModel>(
         prefix_end_event: end,
         prefix_ops: ops.iter().filter(|o| o.invoke <= end).count(),
         prefix_confirmed: false,
+        after,
         longest_linearization: best
             .iter()
             .map(|(i, s)| LinearizedStep {
@@ -479,7 +513,7 @@ fn explanation<M: SeqModel>(
     }
 }
 
-type Confirmed<S> = (usize, Vec<(usize, S)>, Vec<S>, usize);
+type Confirmed<S> = (usize, Vec<(usize, S)>, Vec<S>, Vec<(usize, S)>, usize);
 
 /// Pruning may stop a search before it reaches the true frontier, so the prefix
 /// ending at the stuck operation's completion is searched on its own; if it
@@ -508,8 +542,9 @@ fn confirm_prefix<M: SeqModel>(
                 stuck,
                 best,
                 stuck_states,
+                blockers,
                 ..
-            } => return Some((stuck, best, stuck_states, cut as usize)),
+            } => return Some((stuck, best, stuck_states, blockers, cut as usize)),
             Outcome::Ok { .. } => k += 1,
             Outcome::Unknown { .. } => return None,
         }

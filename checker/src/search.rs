@@ -56,6 +56,9 @@ pub(crate) enum Outcome<S> {
         best: Vec<(usize, S)>,
         /// States the model was in when `stuck` had to be placed (a few).
         stuck_states: Vec<S>,
+        /// Observations that placing `stuck` made impossible, with the state it
+        /// left (a few): when a write cannot be placed, these are the real victims.
+        blockers: Vec<(usize, S)>,
         /// Whether the prefix ending with `stuck`'s completion is known to be the
         /// shortest illegal one (no pruned configuration could have got further).
         exact: bool,
@@ -224,6 +227,9 @@ pub(crate) fn search<M: SeqModel>(
     let mut window: Vec<u32> = Vec::new();
     // The furthest return a pruned configuration could have reached.
     let mut pruned_rank: usize = 0;
+    // The last observation that placing each operation made impossible.
+    let mut blocker: Vec<Option<(u32, M::State)>> = vec![None; n];
+    let mut blockers: Vec<(usize, M::State)> = Vec::new();
 
     macro_rules! lift {
         ($o:expr) => {{
@@ -260,7 +266,7 @@ pub(crate) fn search<M: SeqModel>(
         }};
     }
     macro_rules! prune_ok {
-        ($ns:expr) => {
+        ($o:expr, $ns:expr) => {
             !has_observe
                 || match window_ok(
                     model,
@@ -278,6 +284,7 @@ pub(crate) fn search<M: SeqModel>(
                     Err(g) => {
                         // Nothing from here could get past g's return.
                         pruned_rank = pruned_rank.max(rank[g]);
+                        blocker[$o] = Some((g as u32, $ns.clone()));
                         false
                     }
                 }
@@ -354,7 +361,7 @@ pub(crate) fn search<M: SeqModel>(
                 let mut alive = cache.insert(key);
                 if alive {
                     lift!(o);
-                    alive = prune_ok!(&state);
+                    alive = prune_ok!(o, &state);
                     if alive {
                         stack.push((o as u32, state.clone(), true));
                         set_fp = f;
@@ -379,7 +386,7 @@ pub(crate) fn search<M: SeqModel>(
                 let key = (((f.0 ^ a) as u128) << 64) | (f.1 ^ b) as u128;
                 if cache.insert(key) {
                     lift!(o);
-                    if prune_ok!(&ns) {
+                    if prune_ok!(o, &ns) {
                         stack.push((o as u32, std::mem::replace(&mut state, ns), false));
                         set_fp = f;
                         if !ops[o].info() {
@@ -403,6 +410,15 @@ pub(crate) fn search<M: SeqModel>(
                 stuck_op = o;
                 best = path(&stack, &state);
                 stuck_states.clear();
+                blockers.clear();
+            }
+            if r == best_rank && blockers.len() < 8 {
+                if let Some((g, bs)) = &blocker[o] {
+                    let b = (*g as usize, bs.clone());
+                    if !blockers.contains(&b) {
+                        blockers.push(b);
+                    }
+                }
             }
             if r == best_rank && stuck_states.len() < 8 && !stuck_states.contains(&state) {
                 stuck_states.push(state.clone());
@@ -442,6 +458,7 @@ pub(crate) fn search<M: SeqModel>(
         stuck: stuck_op,
         best,
         stuck_states,
+        blockers,
         states: cache.len() as u64,
         memory: cache.capacity() * ENTRY_BYTES,
     }

@@ -1,0 +1,434 @@
+//! Random small histories (up to 8 operations, several processes, some with
+//! unknown outcomes, some with wrong results) for every model: the checker's
+//! verdict must equal a brute-force search over all orders, written here from the
+//! models' documented sequential semantics on plain JSON values.
+
+use checker::history::{Event, EventType, History, Status};
+use checker::linearizable::{check, Budget};
+use checker::{ModelKind, Verdict};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// A reference state per key, as JSON.
+fn initial(model: ModelKind) -> Value {
+    match model {
+        ModelKind::Kv => json!(""),
+        ModelKind::Set => json!([]),
+        _ => Value::Null,
+    }
+}
+
+/// Every state the operation may lead to when it takes effect in `s`, given what
+/// its completion reported (`None` output = unknown outcome).
+fn successors(
+    model: ModelKind,
+    s: &Value,
+    f: &str,
+    input: &Value,
+    output: Option<&Value>,
+) -> Vec<Value> {
+    let ok = |expected: &Value| output.is_none_or(|o| o == expected);
+    match (model, f) {
+        (ModelKind::Register | ModelKind::CasRegister, "read") => {
+            if ok(s) {
+                vec![s.clone()]
+            } else {
+                vec![]
+            }
+        }
+        (ModelKind::Register | ModelKind::CasRegister, "write") => vec![input.clone()],
+        (ModelKind::CasRegister, "cas") => {
+            if &input[0] == s {
+                vec![input[1].clone()]
+            } else {
+                vec![] // a cas that does not match is a fail: never recorded as ok
+            }
+        }
+        (ModelKind::Kv, "get") => {
+            let got = output.map(|o| if o.is_null() { json!("") } else { o.clone() });
+            if got.is_none_or(|g| &g == s) {
+                vec![s.clone()]
+            } else {
+                vec![]
+            }
+        }
+        (ModelKind::Kv, "put") => vec![input.clone()],
+        (ModelKind::Kv, "append") => vec![json!(format!(
+            "{}{}",
+            s.as_str().unwrap(),
+            input.as_str().unwrap()
+        ))],
+        (ModelKind::Set, "add") => {
+            let mut v: Vec<i64> = s
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_i64().unwrap())
+                .collect();
+            v.push(input.as_i64().unwrap());
+            v.sort();
+            v.dedup();
+            vec![json!(v)]
+        }
+        (ModelKind::Set, "read") => {
+            let norm = |x: &Value| {
+                let mut v: Vec<i64> = x
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_i64().unwrap())
+                    .collect();
+                v.sort();
+                v.dedup();
+                v
+            };
+            if output.is_none_or(|o| norm(o) == norm(s)) {
+                vec![s.clone()]
+            } else {
+                vec![]
+            }
+        }
+        (ModelKind::S3Object, "get") => {
+            let fine = match output {
+                None => true,
+                Some(Value::Null) => s.is_null(),
+                Some(o) => {
+                    // A missing or unknown etag matches any.
+                    !s.is_null()
+                        && o["body"] == s["body"]
+                        && (s["etag"].is_null() || o["etag"].is_null() || o["etag"] == s["etag"])
+                }
+            };
+            if fine {
+                vec![s.clone()]
+            } else {
+                vec![]
+            }
+        }
+        (ModelKind::S3Object, "delete") => vec![Value::Null],
+        (ModelKind::S3Object, "put") => {
+            let holds_any = match (&input["if_none_match"], &input["if_match"]) {
+                (Value::String(_), _) => vec![s.is_null()],
+                (_, Value::String(m)) => {
+                    if s.is_null() {
+                        vec![false]
+                    } else if s["etag"].is_null() {
+                        vec![true, false] // the etag was never learnt: either
+                    } else {
+                        vec![s["etag"] == json!(m)]
+                    }
+                }
+                _ => vec![true],
+            };
+            let mut out = Vec::new();
+            for holds in holds_any {
+                match output {
+                    Some(Value::String(p)) if p == "precondition-failed" => {
+                        if !holds {
+                            out.push(s.clone())
+                        }
+                    }
+                    Some(o) => {
+                        if holds {
+                            out.push(json!({"body": input["body"], "etag": o["etag"]}))
+                        }
+                    }
+                    None => {
+                        if holds {
+                            out.push(json!({"body": input["body"], "etag": null}))
+                        }
+                    }
+                }
+            }
+            out
+        }
+        _ => panic!("unexpected {f}"),
+    }
+}
+
+/// Brute force: every order of the operations that respects real time, every
+/// subset of the unknown-outcome ones.
+fn brute_force(model: ModelKind, h: &History) -> bool {
+    let ops: Vec<_> = h.ops.iter().filter(|o| o.status != Status::Fail).collect();
+    fn go(
+        model: ModelKind,
+        ops: &[&checker::Operation],
+        used: u32,
+        states: &BTreeMap<Option<String>, Value>,
+    ) -> bool {
+        let all_ok_used = ops
+            .iter()
+            .enumerate()
+            .all(|(i, o)| o.status != Status::Ok || used & (1 << i) != 0);
+        if all_ok_used {
+            return true;
+        }
+        for (i, o) in ops.iter().enumerate() {
+            if used & (1 << i) != 0 {
+                continue;
+            }
+            // Every ok operation that completed before this one began must be placed.
+            let ready = ops.iter().enumerate().all(|(j, p)| {
+                used & (1 << j) != 0 || p.status != Status::Ok || p.complete.unwrap() > o.invoke
+            });
+            if !ready {
+                continue;
+            }
+            let s = states
+                .get(&o.key)
+                .cloned()
+                .unwrap_or_else(|| initial(model));
+            let output = (o.status == Status::Ok).then_some(&o.output);
+            for n in successors(model, &s, &o.f, &o.value, output) {
+                let mut next = states.clone();
+                next.insert(o.key.clone(), n);
+                if go(model, ops, used | (1 << i), &next) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+    go(model, &ops, 0, &BTreeMap::new())
+}
+
+/// Drives a correct store with random actions, then lies now and then.
+fn generate(model: ModelKind, acts: &[(u8, u8, u8, u8)]) -> Vec<Event> {
+    struct Flight {
+        f: &'static str,
+        key: String,
+        input: Value,
+        result: Option<Value>, // Some once it took effect
+        failed: bool,
+    }
+    let mut store: BTreeMap<String, Value> = BTreeMap::new();
+    let mut flights: Vec<Option<Flight>> = (0..4).map(|_| None).collect();
+    let mut process: Vec<u64> = (0..4).collect();
+    let mut next_process = 4;
+    let mut events = Vec::new();
+    let mut invoked = 0;
+    let mut etags = 0;
+    for &(p, a, b, c) in acts {
+        let p = p as usize % 4;
+        match flights[p].take() {
+            None => {
+                if invoked == 8 {
+                    continue;
+                }
+                invoked += 1;
+                let key = format!("k{}", c % 2);
+                let (f, input): (&'static str, Value) = match model {
+                    ModelKind::Register => match a % 2 {
+                        0 => ("read", Value::Null),
+                        _ => ("write", json!(b % 3)),
+                    },
+                    ModelKind::CasRegister => match a % 3 {
+                        0 => ("read", Value::Null),
+                        1 => ("write", json!(b % 3)),
+                        _ => ("cas", json!([b % 3, (b / 3) % 3])),
+                    },
+                    ModelKind::Kv => match a % 3 {
+                        0 => ("get", Value::Null),
+                        1 => ("put", json!(["a", "b"][b as usize % 2])),
+                        _ => ("append", json!(["a", "b", "c"][b as usize % 3])),
+                    },
+                    ModelKind::Set => match a % 2 {
+                        0 => ("read", Value::Null),
+                        _ => ("add", json!(b % 4)),
+                    },
+                    ModelKind::S3Object => match a % 5 {
+                        0 | 1 => ("get", Value::Null),
+                        2 => ("put", json!({"body": (["a", "b"][b as usize % 2])})),
+                        3 => {
+                            if b % 2 == 0 {
+                                ("put", json!({"body": "c", "if_none_match": "*"}))
+                            } else {
+                                (
+                                    "put",
+                                    json!({"body": "d", "if_match": format!("e{}", b % 3)}),
+                                )
+                            }
+                        }
+                        _ => ("delete", Value::Null),
+                    },
+                };
+                let key_opt = if model == ModelKind::Register && c % 3 == 0 {
+                    None
+                } else {
+                    Some(key.as_str())
+                };
+                let key = key_opt.unwrap_or("").to_string();
+                events.push(Event::new(
+                    process[p],
+                    EventType::Invoke,
+                    f,
+                    key_opt,
+                    input.clone(),
+                ));
+                flights[p] = Some(Flight {
+                    f,
+                    key,
+                    input,
+                    result: None,
+                    failed: false,
+                });
+            }
+            Some(mut fl) => {
+                if fl.result.is_none() && !fl.failed && a % 3 != 0 {
+                    // The linearization point.
+                    let s = store
+                        .get(&fl.key)
+                        .cloned()
+                        .unwrap_or_else(|| initial(model));
+                    let (n, out) = match (model, fl.f) {
+                        (_, "read" | "get") => (
+                            s.clone(),
+                            if model == ModelKind::S3Object && !s.is_null() {
+                                json!({"body": s["body"], "etag": s["etag"]})
+                            } else {
+                                s.clone()
+                            },
+                        ),
+                        (ModelKind::CasRegister, "cas") => {
+                            if fl.input[0] == s {
+                                (fl.input[1].clone(), fl.input.clone())
+                            } else {
+                                fl.failed = true;
+                                (s.clone(), Value::Null)
+                            }
+                        }
+                        (ModelKind::S3Object, "put") => {
+                            let holds = if fl.input.get("if_none_match").is_some() {
+                                s.is_null()
+                            } else if let Some(m) = fl.input.get("if_match") {
+                                !s.is_null() && &s["etag"] == m
+                            } else {
+                                true
+                            };
+                            if holds {
+                                etags += 1;
+                                let e = format!("e{}", etags % 3);
+                                (
+                                    json!({"body": fl.input["body"], "etag": e}),
+                                    json!({"etag": e}),
+                                )
+                            } else {
+                                (s.clone(), json!("precondition-failed"))
+                            }
+                        }
+                        (ModelKind::S3Object, "delete") => (Value::Null, Value::Null),
+                        _ => {
+                            let n = successors(model, &s, fl.f, &fl.input, None).remove(0);
+                            (n, fl.input.clone())
+                        }
+                    };
+                    store.insert(fl.key.clone(), n);
+                    if !fl.failed {
+                        fl.result = Some(out);
+                    }
+                    flights[p] = Some(fl);
+                    continue;
+                }
+                // Complete it.
+                let key_opt = if fl.key.is_empty() {
+                    None
+                } else {
+                    Some(fl.key.as_str())
+                };
+                let (kind, value) = if fl.failed {
+                    (EventType::Fail, fl.input.clone())
+                } else if b % 7 == 0 {
+                    (EventType::Info, Value::Null)
+                } else if let Some(r) = fl.result.take() {
+                    // Now and then, a wrong answer.
+                    let r = if c % 5 == 0 && matches!(fl.f, "read" | "get") {
+                        match model {
+                            ModelKind::Kv => json!(["", "a", "ab", "b", "ba"][c as usize % 5]),
+                            ModelKind::Set => json!([c % 4]),
+                            ModelKind::S3Object => {
+                                json!({"body": (["a", "b", "c"][c as usize % 3])})
+                            }
+                            _ => json!(c % 3),
+                        }
+                    } else {
+                        r
+                    };
+                    (EventType::Ok, r)
+                } else if !matches!(fl.f, "read" | "get") || b % 2 == 0 {
+                    // Never took effect: fail (a read may just as well say info).
+                    if model == ModelKind::S3Object && fl.f == "put" {
+                        (EventType::Info, Value::Null)
+                    } else {
+                        (EventType::Fail, fl.input.clone())
+                    }
+                } else {
+                    (EventType::Info, Value::Null)
+                };
+                events.push(Event::new(process[p], kind, fl.f, key_opt, value));
+                if kind == EventType::Info {
+                    process[p] = next_process;
+                    next_process += 1;
+                }
+            }
+        }
+    }
+    for (i, e) in events.iter_mut().enumerate() {
+        e.index = i as u64;
+        e.time = i as u64;
+    }
+    events
+}
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(1000)
+}
+
+fn agree(model: ModelKind, acts: &[(u8, u8, u8, u8)]) -> Result<(), TestCaseError> {
+    let events = generate(model, acts);
+    let h = History::from_events(events).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let expected = if brute_force(model, &h) {
+        Verdict::Ok
+    } else {
+        Verdict::Illegal
+    };
+    let got =
+        check(&h, model, &Budget::default()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let dump: Vec<String> = h
+        .events
+        .iter()
+        .map(|e| serde_json::to_string(e).unwrap())
+        .collect();
+    prop_assert_eq!(got.verdict, expected, "history:\n{}", dump.join("\n"));
+
+    if got.verdict == Verdict::Illegal {
+        prop_assert!(got.explanation().is_some());
+    }
+    Ok(())
+}
+
+fn acts() -> impl Strategy<Value = Vec<(u8, u8, u8, u8)>> {
+    prop::collection::vec(any::<(u8, u8, u8, u8)>(), 1..40)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn register_agrees(a in acts()) { agree(ModelKind::Register, &a)?; }
+
+    #[test]
+    fn cas_register_agrees(a in acts()) { agree(ModelKind::CasRegister, &a)?; }
+
+    #[test]
+    fn kv_agrees(a in acts()) { agree(ModelKind::Kv, &a)?; }
+
+    #[test]
+    fn set_agrees(a in acts()) { agree(ModelKind::Set, &a)?; }
+
+    #[test]
+    fn s3_object_agrees(a in acts()) { agree(ModelKind::S3Object, &a)?; }
+}
