@@ -94,6 +94,9 @@ pub async fn run(compose_path: &Path, options: &BenchOptions) -> Result<()> {
                     logs_dir: logs,
                     run_start: started,
                     ready_timeout: Duration::from_secs(120),
+                    environment: &[],
+                    chaosfs: None,
+                    chaosfs_init: &[],
                 },
             )
             .await;
@@ -211,6 +214,8 @@ async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
     let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(
         cluster,
         &AdapterSettings {
+            workload: WorkloadKind::Register,
+            retries: 0,
             read: ReadConsistency::Linearizable,
             connect_timeout: Duration::from_secs(1),
         },
@@ -228,6 +233,7 @@ async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
         timeout: Duration::from_secs(2),
         nodes: cluster.names(),
         seed: 1,
+        created: Default::default(),
     });
     let cpu_before = cpu_time();
     let started = Instant::now();

@@ -29,6 +29,9 @@ use crate::error::{docker_message, HarnessError, Result};
 /// The image used for network faults: iptables run in a node's network namespace.
 pub const TOOLS_IMAGE: &str = "chaos-tools:latest";
 
+/// Where the chaosfs binary is mounted in nodes that use it.
+pub const CHAOSFS_PATH: &str = "/chaosfs";
+
 /// A line a node printed, as the harness received it.
 #[derive(Debug, Clone)]
 pub struct LogLine {
@@ -62,6 +65,8 @@ pub struct Cluster {
     logs: broadcast::Sender<LogLine>,
     stop_logs: CancellationToken,
     log_tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// Proxies in front of client ports, by (node, container port), when the scenario uses them.
+    proxies: BTreeMap<(String, u16), crate::proxy::Proxy>,
     /// Set once a partition was applied, so the final heal skips the helper containers otherwise.
     partitioned: std::sync::atomic::AtomicBool,
 }
@@ -74,6 +79,12 @@ pub struct ClusterSpec<'a> {
     pub logs_dir: &'a Path,
     pub run_start: Instant,
     pub ready_timeout: Duration,
+    /// Extra environment for every node (the scenario's `cluster.environment`).
+    pub environment: &'a [(String, String)],
+    /// The static chaosfs binary on this machine, for nodes with `x-chaos: { fs: [...] }`.
+    pub chaosfs: Option<&'a Path>,
+    /// chaosfs commands applied before each such node's program starts.
+    pub chaosfs_init: &'a [String],
 }
 
 impl Cluster {
@@ -104,6 +115,7 @@ impl Cluster {
             stop_logs: CancellationToken::new(),
             log_tasks: Vec::new(),
             partitioned: Default::default(),
+            proxies: BTreeMap::new(),
         };
         if let Err(e) = cluster.create_nodes(&spec, &labels).await {
             // Stop the log followers; the run sweeps what carries its label on every way out.
@@ -121,9 +133,16 @@ impl Cluster {
         for name in start_order(spec.compose, spec.nodes) {
             let service = spec.compose.service(&name).expect("validated node");
             let container = format!("chaos-{}-{}", self.run_id, name);
-            let body = self
+            let mut body = self
                 .container_body(&name, service, &spec.compose.dir, labels)
                 .await?;
+            if let Some(env) = body.env.as_mut() {
+                // Later entries win in Docker, so the scenario's settings override the file's.
+                env.extend(spec.environment.iter().map(|(k, v)| format!("{k}={v}")));
+            }
+            if spec.chaosfs.is_some() && !service.x_chaos.fs.is_empty() {
+                self.wrap_in_chaosfs(&name, service, spec, &mut body).await?;
+            }
             self.docker
                 .create_container(
                     Some(
@@ -306,6 +325,61 @@ impl Cluster {
         })
     }
 
+    /// Mounts chaosfs over the node's data directories before its program starts: the static
+    /// binary is bind-mounted, runs as PID 1, mounts, then runs the original entrypoint and command
+    /// as its child (signals forwarded, exit code passed through). Only this node gets /dev/fuse
+    /// and SYS_ADMIN.
+    async fn wrap_in_chaosfs(
+        &self,
+        name: &str,
+        service: &Service,
+        spec: &ClusterSpec<'_>,
+        body: &mut ContainerCreateBody,
+    ) -> Result<()> {
+        let binary = spec.chaosfs.ok_or_else(|| {
+            HarnessError::infra(format!("node {name} mounts chaosfs but no chaosfs binary was built"))
+        })?;
+        // The image's own entrypoint and command run under chaosfs unchanged.
+        let image = self
+            .docker
+            .inspect_image(service.image.as_deref().unwrap_or_default())
+            .await?;
+        let config = image.config.unwrap_or_default();
+        let entrypoint = service
+            .entrypoint
+            .clone()
+            .or(config.entrypoint)
+            .unwrap_or_default();
+        let command = service.command.clone().or(config.cmd).unwrap_or_default();
+        let mut wrapped = vec![CHAOSFS_PATH.to_string(), "run".to_string()];
+        for dir in &service.x_chaos.fs {
+            wrapped.extend(["--dir".to_string(), dir.clone()]);
+        }
+        for init in spec.chaosfs_init {
+            wrapped.extend(["--init".to_string(), init.clone()]);
+        }
+        wrapped.push("--".to_string());
+        wrapped.extend(entrypoint);
+        wrapped.extend(command);
+        body.entrypoint = Some(wrapped);
+        body.cmd = Some(Vec::new());
+        let host = body.host_config.get_or_insert_with(Default::default);
+        host.binds.get_or_insert_with(Vec::new).push(format!(
+            "{}:{CHAOSFS_PATH}:ro",
+            binary.display()
+        ));
+        host.devices.get_or_insert_with(Vec::new).push(DeviceMapping {
+            path_on_host: Some("/dev/fuse".into()),
+            path_in_container: Some("/dev/fuse".into()),
+            cgroup_permissions: Some("rwm".into()),
+        });
+        host.cap_add.get_or_insert_with(Vec::new).push("SYS_ADMIN".into());
+        host.security_opt
+            .get_or_insert_with(Vec::new)
+            .push("apparmor=unconfined".into());
+        Ok(())
+    }
+
     /// Waits until every node is healthy (or running, without a healthcheck).
     async fn wait_ready(&self, timeout: Duration) -> Result<()> {
         let deadline = Instant::now() + timeout;
@@ -364,10 +438,44 @@ impl Cluster {
         self.nodes.iter().map(|n| n.name.clone()).collect()
     }
 
-    /// Where the harness reaches `container_port` of a node.
+    /// Where the harness reaches `container_port` of a node (through its proxy, if it has one).
     pub fn endpoint(&self, node: &str, container_port: u16) -> Option<SocketAddr> {
+        if let Some(proxy) = self.proxies.get(&(node.to_string(), container_port)) {
+            return Some(proxy.listen);
+        }
+        self.direct_endpoint(node, container_port)
+    }
+
+    /// The node's published port itself, bypassing any proxy.
+    pub fn direct_endpoint(&self, node: &str, container_port: u16) -> Option<SocketAddr> {
         let port = *self.node(node)?.ports.get(&container_port)?;
         Some(SocketAddr::from(([127, 0, 0, 1], port)))
+    }
+
+    /// Puts a proxy in front of every published port; what they do goes to `events`.
+    pub async fn start_proxies(
+        &mut self,
+        events: tokio::sync::mpsc::UnboundedSender<crate::proxy::ProxyEvent>,
+    ) -> Result<()> {
+        for node in self.nodes.clone() {
+            for &port in node.ports.keys() {
+                let upstream = self.direct_endpoint(&node.name, port).expect("published");
+                let proxy = crate::proxy::Proxy::start(&node.name, upstream, events.clone())
+                    .await
+                    .map_err(|e| HarnessError::infra(format!("cannot start a proxy: {e}")))?;
+                self.proxies.insert((node.name.clone(), port), proxy);
+            }
+        }
+        Ok(())
+    }
+
+    /// The proxies in front of a node's ports.
+    pub fn proxies_of(&self, node: &str) -> Vec<&crate::proxy::Proxy> {
+        self.proxies
+            .iter()
+            .filter(|((n, _), _)| n == node)
+            .map(|(_, p)| p)
+            .collect()
     }
 
     fn container(&self, node: &str) -> Result<&str> {
@@ -429,6 +537,52 @@ impl Cluster {
             .docker
             .restart_container(self.container(node)?, Some(options))
             .await?)
+    }
+
+    /// Runs a command in a node and returns its output; a non-zero exit is an error.
+    pub async fn exec(&self, node: &str, cmd: Vec<String>) -> Result<String> {
+        use bollard::exec::{CreateExecOptions, StartExecResults};
+        let exec = self
+            .docker
+            .create_exec(
+                self.container(node)?,
+                CreateExecOptions {
+                    cmd: Some(cmd.clone()),
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    ..Default::default()
+                },
+            )
+            .await?;
+        let mut output = String::new();
+        if let StartExecResults::Attached { output: mut stream, .. } =
+            self.docker.start_exec(&exec.id, None).await?
+        {
+            while let Some(Ok(chunk)) = stream.next().await {
+                output.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));
+            }
+        }
+        let code = self
+            .docker
+            .inspect_exec(&exec.id)
+            .await?
+            .exit_code
+            .unwrap_or_default();
+        if code != 0 {
+            return Err(HarnessError::infra(format!(
+                "`{}` in {node} failed (exit {code}): {}",
+                cmd.join(" "),
+                output.trim()
+            )));
+        }
+        Ok(output)
+    }
+
+    /// `chaosfs ctl WORDS` inside a node that mounts chaosfs.
+    pub async fn chaosfs_ctl(&self, node: &str, words: &[String]) -> Result<String> {
+        let mut cmd = vec![CHAOSFS_PATH.to_string(), "ctl".to_string()];
+        cmd.extend(words.iter().cloned());
+        self.exec(node, cmd).await
     }
 
     /// The node's address on the run network (it may change after a restart).
@@ -595,6 +749,9 @@ impl Cluster {
     /// Removes every container, network and volume of the run (also the ones a crash left).
     pub async fn teardown(mut self) -> Result<()> {
         self.stop_logs.cancel();
+        for proxy in self.proxies.values() {
+            proxy.stop();
+        }
         for task in self.log_tasks.drain(..) {
             let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
         }

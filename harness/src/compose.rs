@@ -62,9 +62,19 @@ pub struct Service {
     pub cap_add: Vec<String>,
     #[serde(default)]
     pub devices: Vec<String>,
-    /// The harness's own settings for this node (read by later features; kept opaque here).
+    /// The harness's own settings for this node.
     #[serde(default, rename = "x-chaos")]
-    pub x_chaos: Option<serde::de::IgnoredAny>,
+    pub x_chaos: XChaos,
+}
+
+/// `x-chaos:` on a service.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct XChaos {
+    /// Directories mounted through chaosfs (fsync faults, lost un-fsynced writes). Such a node
+    /// gets /dev/fuse and SYS_ADMIN; no other node does.
+    #[serde(default)]
+    pub fs: Vec<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -16,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cluster::Cluster;
 use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
-use crate::scenario::plan::{Firing, Plan, StepPlan};
+use crate::proxy::RequestMatch;
+use crate::scenario::plan::{Firing, Plan, ActionParams, StepPlan};
 use crate::scenario::{Action, FaultStep, PartitionMode, Pick, Role, Target};
 use crate::systems::SystemAdapter;
 
@@ -105,20 +106,20 @@ impl FaultEngine {
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 },
             };
-            self.fire(step.step, &step.target, firing, fired_by).await;
+            self.fire(&step, firing, fired_by).await;
         }
     }
 
-    async fn fire(&self, step: usize, target: &Target, firing: &Firing, trigger: String) {
+    async fn fire(&self, step: &StepPlan, firing: &Firing, trigger: String) {
         let mut rng = ChaCha8Rng::seed_from_u64(firing.choice);
         let started = self.recorder.now();
-        let targets = match self.resolve(target, &mut rng).await {
+        let targets = match self.resolve(&step.target, &mut rng).await {
             Ok(t) => t,
             Err(why) => {
                 self.record(FaultEvent {
                     time: self.recorder.now(),
                     started,
-                    step: Some(step),
+                    step: Some(step.step),
                     action: firing.action.name().into(),
                     phase: "apply",
                     targets: Vec::new(),
@@ -126,6 +127,7 @@ impl FaultEngine {
                     grudge: None,
                     trigger: Some(trigger),
                     outcome: format!("skipped: {why}"),
+                    detail: None,
                 });
                 return;
             }
@@ -134,71 +136,155 @@ impl FaultEngine {
             let all = self.cluster.names();
             partition_grudge(mode, &targets, &all, &mut rng)
         });
-        self.act(
-            step,
-            firing.action,
-            "apply",
-            &targets,
-            firing.mode,
-            grudge.as_ref(),
-            Some(trigger),
-        )
+        let act = |action, phase| Act {
+            step: step.step,
+            action,
+            phase,
+            targets: &targets,
+            mode: None,
+            grudge: grudge.as_ref(),
+            params: &step.params,
+            trigger: None,
+        };
+        self.act(Act {
+            mode: firing.mode,
+            trigger: Some(trigger),
+            ..act(firing.action, "apply")
+        })
         .await;
         if let (Some(hold), Some(undo)) = (firing.hold, firing.action.undo()) {
             tokio::time::sleep(hold).await;
             // Undoing a partition removes this step's rules only, not another step's.
-            self.act(step, undo, "undo", &targets, None, grudge.as_ref(), None)
-                .await;
+            self.act(act(undo, "undo")).await;
         }
         if let Some(then) = &firing.then {
             tokio::time::sleep(then.after.unwrap_or_default()).await;
-            self.act(step, then.action, "then", &targets, None, None, None)
-                .await;
+            self.act(Act {
+                grudge: None,
+                ..act(then.action, "then")
+            })
+            .await;
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    async fn act(
-        &self,
-        step: usize,
-        action: Action,
-        phase: &'static str,
-        targets: &[String],
-        mode: Option<PartitionMode>,
-        grudge: Option<&Grudge>,
-        trigger: Option<String>,
-    ) {
+    async fn act(&self, act: Act<'_>) {
         let started = self.recorder.now();
-        let outcome = match (action, grudge) {
-            (Action::Partition, Some(grudge)) => self.cluster.partition(grudge).await.map(|_| ()),
+        let outcome = match (act.action, act.grudge) {
+            (Action::Partition, Some(grudge)) => self.cluster.partition(grudge).await,
             (Action::Heal, Some(grudge)) => self.cluster.unpartition(grudge).await,
             (Action::Heal, None) => self.cluster.heal_network().await,
-            _ => {
+            (action, _) if action.uses_proxy() => self.proxy_action(action, act.targets, act.params),
+            (action, _) if action.uses_chaosfs() || action == Action::Crash => {
                 let results = futures_util::future::join_all(
-                    targets.iter().map(|node| self.node_action(action, node)),
+                    act.targets.iter().map(|node| self.fs_action(action, node, act.params)),
                 )
                 .await;
-                results
-                    .into_iter()
-                    .collect::<Result<Vec<()>, _>>()
-                    .map(|_| ())
+                results.into_iter().collect::<Result<Vec<()>, _>>().map(|_| ())
+            }
+            (action, _) => {
+                let results = futures_util::future::join_all(
+                    act.targets.iter().map(|node| self.node_action(action, node)),
+                )
+                .await;
+                results.into_iter().collect::<Result<Vec<()>, _>>().map(|_| ())
             }
         };
         self.record(FaultEvent {
             time: self.recorder.now(),
             started,
-            step: Some(step),
-            action: action.name().into(),
-            phase,
-            targets: targets.to_vec(),
-            mode: mode.map(|m| format!("{m:?}").to_lowercase()),
-            grudge: grudge.map(|g| json!(g)),
-            trigger,
+            step: Some(act.step),
+            action: act.action.name().into(),
+            phase: act.phase,
+            targets: act.targets.to_vec(),
+            mode: act.mode.map(|m| format!("{m:?}").to_lowercase()),
+            grudge: act.grudge.filter(|_| act.phase == "apply").map(|g| json!(g)),
+            trigger: act.trigger,
             outcome: match outcome {
                 Ok(()) => "ok".into(),
                 Err(e) => e.to_string(),
             },
+            detail: None,
         });
+    }
+
+    fn proxy_action(
+        &self,
+        action: Action,
+        targets: &[String],
+        params: &ActionParams,
+    ) -> crate::error::Result<()> {
+        for node in targets {
+            let proxies = self.cluster.proxies_of(node);
+            if proxies.is_empty() {
+                return Err(crate::error::HarnessError::infra(format!(
+                    "{node} has no proxy in front of it"
+                )));
+            }
+            for proxy in proxies {
+                match action {
+                    Action::LoseReply => {
+                        let p = params.clone();
+                        let matching = RequestMatch {
+                            method: p.method,
+                            path: p.path.and_then(|r| Regex::new(&r).ok()),
+                            header: p
+                                .header
+                                .and_then(|(n, v)| Regex::new(&v).ok().map(|v| (n, v))),
+                        };
+                        proxy.lose_replies(matching, p.count.unwrap_or(1));
+                    }
+                    Action::DelayReplies => proxy.delay_replies(params.delay),
+                    Action::ResetConnections => proxy.reset_connections(),
+                    _ => proxy.clear(),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Filesystem faults through `chaosfs ctl` in the node; a crash drops un-fsynced data first.
+    async fn fs_action(
+        &self,
+        action: Action,
+        node: &str,
+        params: &ActionParams,
+    ) -> crate::error::Result<()> {
+        let ms = |d: Duration| format!("{}ms", d.as_millis());
+        let mut words: Vec<String> = match action {
+            Action::SlowFsync | Action::SlowWrites => {
+                let verb = if action == Action::SlowFsync { "fsync-delay" } else { "write-delay" };
+                let mut w = vec![verb.to_string(), ms(params.delay.unwrap_or_default())];
+                if let Some(j) = params.jitter {
+                    w.extend(["--jitter".to_string(), ms(j)]);
+                }
+                w
+            }
+            Action::FailFsync => {
+                let mut w = vec!["fsync-error".to_string()];
+                if let Some(c) = params.count {
+                    w.extend(["--count".to_string(), c.to_string()]);
+                }
+                if let Some(f) = params.fraction {
+                    w.extend(["--fraction".to_string(), f.to_string()]);
+                }
+                if let Some(e) = &params.errno {
+                    w.extend(["--errno".to_string(), e.clone()]);
+                }
+                w
+            }
+            Action::Crash => {
+                if params.lose_unsynced {
+                    self.cluster.chaosfs_ctl(node, &["crash".to_string()]).await?;
+                }
+                self.cluster.kill(node).await?;
+                return self.cluster.start(node).await;
+            }
+            _ => vec!["clear".to_string()],
+        };
+        if let (Some(paths), Action::SlowFsync | Action::FailFsync) = (&params.paths, action) {
+            words.extend(["--paths".to_string(), paths.clone()]);
+        }
+        self.cluster.chaosfs_ctl(node, &words).await.map(|_| ())
     }
 
     async fn node_action(&self, action: Action, node: &str) -> crate::error::Result<()> {
@@ -210,7 +296,7 @@ impl FaultEngine {
             Action::Stop => c.stop(node).await,
             Action::Start => c.start(node).await,
             Action::Restart => c.restart(node).await,
-            Action::Partition | Action::Heal => Ok(()),
+            _ => Ok(()),
         }
     }
 
@@ -271,6 +357,18 @@ impl FaultEngine {
         );
         self.log.write(&event);
     }
+}
+
+/// One action to apply and record.
+struct Act<'a> {
+    step: usize,
+    action: Action,
+    phase: &'static str,
+    targets: &'a [String],
+    mode: Option<PartitionMode>,
+    grudge: Option<&'a Grudge>,
+    params: &'a ActionParams,
+    trigger: Option<String>,
 }
 
 enum Trigger {

@@ -169,3 +169,31 @@ async fn build(docker: &Docker, tag: &str, context: &Path, dockerfile: &str) -> 
     eprintln!("image {tag} built in {:.0?}", started.elapsed());
     Ok(())
 }
+
+/// The static chaosfs binary for nodes that mount it: `CHAOSFS_BIN` if set, else built (or found
+/// up to date) by chaosfs/build-static.sh.
+pub async fn ensure_chaosfs(repo: &Path) -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("CHAOSFS_BIN") {
+        return Ok(PathBuf::from(path));
+    }
+    let script = project_root(repo).join("chaosfs/build-static.sh");
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new("bash")
+            .arg(&script)
+            .stderr(std::process::Stdio::inherit())
+            .output()
+    })
+    .await
+    .map_err(|e| HarnessError::infra(e.to_string()))?
+    .map_err(|e| HarnessError::infra(format!("cannot run chaosfs/build-static.sh: {e}")))?;
+    if !output.status.success() {
+        return Err(HarnessError::infra(
+            "building chaosfs failed (chaosfs/build-static.sh); set CHAOSFS_BIN to a static chaosfs binary",
+        ));
+    }
+    let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    if !path.is_file() {
+        return Err(HarnessError::infra(format!("chaosfs was not built at {}", path.display())));
+    }
+    Ok(path)
+}

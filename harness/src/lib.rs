@@ -11,6 +11,7 @@ pub mod docker;
 pub mod error;
 pub mod faults;
 pub mod images;
+pub mod proxy;
 pub mod recorder;
 pub mod report;
 pub mod run;

@@ -134,6 +134,9 @@ pub struct FaultEvent {
     pub trigger: Option<String>,
     /// "ok", or what went wrong.
     pub outcome: String,
+    /// What a fault did to one request (the proxy's lost replies), for "applied, reply lost".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Value>,
 }
 
 #[cfg(test)]

@@ -178,6 +178,28 @@ async fn play(
         _ = interrupt.cancelled() => return Err(HarnessError::Interrupted("while building images".into())),
     }
 
+    let environment: Vec<(String, String)> = loaded
+        .spec
+        .cluster
+        .environment
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let chaosfs = if loaded.uses_chaosfs() && loaded.nodes.iter().any(|n| {
+        loaded
+            .compose
+            .service(n)
+            .is_some_and(|s| !s.x_chaos.fs.is_empty())
+    }) {
+        Some(images::ensure_chaosfs(&repo).await?)
+    } else {
+        None
+    };
+    let chaosfs_init: Vec<String> = if loaded.tracks_unsynced() {
+        vec!["lose-unsynced on".to_string()]
+    } else {
+        Vec::new()
+    };
     let run_start = Instant::now();
     let cluster_spec = ClusterSpec {
         compose: &loaded.compose,
@@ -186,25 +208,36 @@ async fn play(
         logs_dir: &run_dir.join("logs"),
         run_start,
         ready_timeout: options.ready_timeout,
+        environment: &environment,
+        chaosfs: chaosfs.as_deref(),
+        chaosfs_init: &chaosfs_init,
     };
     let ready_started = Instant::now();
     let cluster = tokio::select! {
         c = Cluster::launch(&docker, cluster_spec) => c,
         _ = interrupt.cancelled() => Err(HarnessError::Interrupted("while starting the cluster".into())),
     };
-    let cluster = match cluster {
-        Ok(c) => Arc::new(c),
+    let mut cluster = match cluster {
+        Ok(c) => c,
         Err(e) => {
             let _ = docker::sweep(&docker, Some(run_id)).await;
             return Err(e);
         }
     };
+    let (proxy_events, proxy_rx) = tokio::sync::mpsc::unbounded_channel();
+    if loaded.uses_proxy() {
+        if let Err(e) = cluster.start_proxies(proxy_events).await {
+            let _ = cluster.teardown().await;
+            return Err(e);
+        }
+    }
+    let cluster = Arc::new(cluster);
     eprintln!(
         "cluster ready in {:.1} s: {}",
         ready_started.elapsed().as_secs_f64(),
         cluster.names().join(", ")
     );
-    let result = drive(loaded, &cluster, run_dir, run_start, seed, interrupt).await;
+    let result = drive(loaded, &cluster, run_dir, run_start, seed, proxy_rx, interrupt).await;
     // Every way out of the run goes through here (errors included); Ctrl-C cancels the
     // workload, never this.
     let teardown = match Arc::try_unwrap(cluster) {
@@ -222,12 +255,15 @@ async fn drive(
     run_dir: &Path,
     run_start: Instant,
     seed: u64,
+    mut proxy_events: tokio::sync::mpsc::UnboundedReceiver<crate::proxy::ProxyEvent>,
     interrupt: CancellationToken,
 ) -> Result<()> {
     let spec = &loaded.spec;
     let info = systems::lookup(&spec.system.value)
         .ok_or_else(|| HarnessError::BadInput(format!("unknown system {}", spec.system.value)))?;
     let settings = AdapterSettings {
+        workload: spec.workload.kind,
+        retries: spec.workload.retries,
         read: spec.workload.read,
         connect_timeout: Duration::from_secs(1),
     };
@@ -242,6 +278,26 @@ async fn drive(
         recorder: recorder.clone(),
         log: fault_log,
     });
+    // What the proxies did to single requests goes into faults.jsonl as it happens.
+    let proxy_log = engine.clone();
+    let _proxy_task = AbortOnDrop(tokio::spawn(async move {
+        while let Some(event) = proxy_events.recv().await {
+            let now = proxy_log.recorder.now();
+            proxy_log.record(FaultEvent {
+                time: now,
+                started: now,
+                step: None,
+                action: event.fault.into(),
+                phase: "effect",
+                targets: vec![event.node.clone()],
+                mode: None,
+                grudge: None,
+                trigger: None,
+                outcome: "request applied, reply dropped".into(),
+                detail: serde_json::to_value(&event).ok(),
+            });
+        }
+    }));
     let workload_nodes = spec
         .workload
         .nodes
@@ -257,6 +313,7 @@ async fn drive(
         timeout: spec.workload.timeout.0,
         nodes: workload_nodes,
         seed,
+        created: Default::default(),
     });
 
     let stop_faults = interrupt.child_token();
@@ -282,6 +339,7 @@ async fn drive(
     for task in fault_tasks {
         let _ = task.await;
     }
+
     if interrupt.is_cancelled() {
         heal(&engine, cluster).await;
         return Ok(());
@@ -322,6 +380,16 @@ async fn heal(engine: &FaultEngine, cluster: &Cluster) {
                 Ok(()) => "ok".into(),
                 Err(e) => e.to_string(),
             },
+            detail: None,
         });
+    }
+}
+
+/// Ends a background task when the run's driver is done with it (on every way out).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

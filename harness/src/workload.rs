@@ -28,6 +28,8 @@ pub struct WorkloadConfig {
     /// Process slot i talks to nodes[i % len].
     pub nodes: Vec<String>,
     pub seed: u64,
+    /// Keys a create workload made, for the final reads.
+    pub created: std::sync::Mutex<Vec<String>>,
 }
 
 /// Operations that change nothing: when they fail or time out, they certainly did not take
@@ -158,6 +160,19 @@ fn next_operation(
                 }
             }
         }
+        WorkloadKind::Create => {
+            // A fresh key each time: a create can only fail if someone created it before.
+            let value = values.fetch_add(1, Ordering::Relaxed);
+            let key = format!("c{value}");
+            if let Ok(mut created) = config.created.lock() {
+                created.push(key.clone());
+            }
+            Operation {
+                f: "cas",
+                key,
+                value: json!([Value::Null, value]),
+            }
+        }
         WorkloadKind::Register => {
             let key = key_name(config.kind, rng.random_range(0..config.keys));
             let roll: f64 = rng.random();
@@ -187,7 +202,7 @@ fn next_operation(
 
 fn key_name(kind: WorkloadKind, index: u32) -> String {
     match kind {
-        WorkloadKind::Register => format!("k{index}"),
+        WorkloadKind::Register | WorkloadKind::Create => format!("k{index}"),
         WorkloadKind::Set => format!("set{index}"),
     }
 }
@@ -200,10 +215,14 @@ pub async fn final_reads(
     first_process: u64,
 ) {
     let mut process = first_process;
-    for k in 0..config.keys {
+    let keys: Vec<String> = match config.kind {
+        WorkloadKind::Create => config.created.lock().map(|c| c.clone()).unwrap_or_default(),
+        _ => (0..config.keys).map(|k| key_name(config.kind, k)).collect(),
+    };
+    for key in keys {
         let op = Operation {
             f: "read",
-            key: key_name(config.kind, k),
+            key,
             value: Value::Null,
         };
         for node in &config.nodes {
@@ -238,6 +257,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             nodes: vec!["a".into()],
             seed: 1,
+            created: Default::default(),
         }
     }
 

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
+use indexmap::IndexMap;
 use serde_saphyr::{Location, Spanned};
 
 use crate::compose::ComposeFile;
@@ -42,6 +43,12 @@ pub struct ClusterSpec {
     #[serde(default = "default_compose")]
     pub compose: Spanned<String>,
     pub profile: Spanned<String>,
+    /// Extra environment for every node (overrides the compose file's).
+    #[serde(default)]
+    pub environment: IndexMap<String, String>,
+    /// Clients reach every node through the harness's proxy (implied by proxy faults).
+    #[serde(default)]
+    pub proxy: bool,
 }
 
 fn default_compose() -> Spanned<String> {
@@ -59,6 +66,9 @@ pub enum WorkloadKind {
     Register,
     /// add unique values to a few sets, read them whole (final reads feed the durable check).
     Set,
+    /// create fresh keys if absent (cas [null, v]), one request each, resent when the answer is
+    /// lost (`retries`); final reads read every created key.
+    Create,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -88,6 +98,10 @@ pub struct WorkloadSpec {
     /// Nodes the processes talk to (round robin); every node of the cluster by default.
     #[serde(default)]
     pub nodes: Option<Spanned<Vec<String>>>,
+    /// How often a client resends a request whose answer never came, as retrying client
+    /// libraries do (0: never; the operation is then recorded as info).
+    #[serde(default)]
+    pub retries: u32,
 }
 
 fn default_keys() -> u32 {
@@ -112,6 +126,24 @@ pub enum Action {
     Restart,
     Partition,
     Heal,
+    /// Proxy: forward matching requests, drop their replies and close the connection.
+    LoseReply,
+    /// Proxy: hold every reply for `delay`.
+    DelayReplies,
+    /// Proxy: reset every open connection (clients see ECONNRESET).
+    ResetConnections,
+    /// Proxy: remove every proxy fault.
+    ClearProxy,
+    /// chaosfs: every fsync waits `delay` (± `jitter`), optionally only for `paths`.
+    SlowFsync,
+    /// chaosfs: the next `count` fsyncs (or a `fraction` of them) fail with `errno` (EIO).
+    FailFsync,
+    /// chaosfs: writes wait `delay`.
+    SlowWrites,
+    /// Drop un-fsynced data (`lose-unsynced: true`), kill the node, start it again.
+    Crash,
+    /// chaosfs: remove every filesystem fault.
+    ClearFs,
 }
 
 impl Action {
@@ -121,7 +153,16 @@ impl Action {
             Action::Pause => Some(Action::Unpause),
             Action::Kill | Action::Stop => Some(Action::Start),
             Action::Partition => Some(Action::Heal),
-            Action::Unpause | Action::Start | Action::Restart | Action::Heal => None,
+            Action::LoseReply | Action::DelayReplies => Some(Action::ClearProxy),
+            Action::SlowFsync | Action::FailFsync | Action::SlowWrites => Some(Action::ClearFs),
+            Action::Unpause
+            | Action::Start
+            | Action::Restart
+            | Action::Heal
+            | Action::ResetConnections
+            | Action::ClearProxy
+            | Action::Crash
+            | Action::ClearFs => None,
         }
     }
 
@@ -135,7 +176,32 @@ impl Action {
             Action::Restart => "restart",
             Action::Partition => "partition",
             Action::Heal => "heal",
+            Action::LoseReply => "lose-reply",
+            Action::DelayReplies => "delay-replies",
+            Action::ResetConnections => "reset-connections",
+            Action::ClearProxy => "clear-proxy",
+            Action::SlowFsync => "slow-fsync",
+            Action::FailFsync => "fail-fsync",
+            Action::SlowWrites => "slow-writes",
+            Action::Crash => "crash",
+            Action::ClearFs => "clear-fs",
         }
+    }
+
+    /// Faults that act in chaosfs (the node needs `x-chaos: { fs: [...] }`).
+    pub fn uses_chaosfs(self) -> bool {
+        matches!(
+            self,
+            Action::SlowFsync | Action::FailFsync | Action::SlowWrites | Action::ClearFs
+        )
+    }
+
+    /// Faults that act in the harness's proxy (the scenario's client ports go through it).
+    pub fn uses_proxy(self) -> bool {
+        matches!(
+            self,
+            Action::LoseReply | Action::DelayReplies | Action::ResetConnections | Action::ClearProxy
+        )
     }
 }
 
@@ -177,7 +243,8 @@ impl<'de> Deserialize<'de> for Actions {
             Ok(OneOrMany::Many(_)) => Err(de::Error::custom("`do:` needs at least one action")),
             Err(_) => Err(de::Error::custom(
                 "expected an action or a list of actions: pause, unpause, kill, stop, start, \
-                 restart, partition, heal",
+                 restart, partition, heal, lose-reply, delay-replies, reset-connections, clear-proxy, \
+                 slow-fsync, fail-fsync, slow-writes, crash, clear-fs",
             )),
         }
     }
@@ -317,6 +384,35 @@ pub struct FaultStep {
     #[serde(rename = "for")]
     pub duration: Option<DurRange>,
     pub then: Option<ThenSpec>,
+    /// lose-reply: which requests (all when absent).
+    #[serde(rename = "match")]
+    pub matching: Option<MatchSpec>,
+    /// lose-reply: how many replies to lose (1 when absent).
+    pub count: Option<u32>,
+    /// delay-replies, slow-fsync, slow-writes: how long each reply, fsync or write waits.
+    pub delay: Option<Dur>,
+    /// slow-fsync, slow-writes: random extra wait up to this.
+    pub jitter: Option<Dur>,
+    /// slow-fsync, fail-fsync: only files whose path matches this regex.
+    pub paths: Option<Spanned<String>>,
+    /// fail-fsync: the error fsync returns (EIO by default).
+    pub errno: Option<String>,
+    /// fail-fsync: fail this fraction of fsyncs instead of a count.
+    pub fraction: Option<f64>,
+    /// crash: drop what was written but not fsynced before the kill.
+    #[serde(rename = "lose-unsynced")]
+    pub lose_unsynced: Option<bool>,
+}
+
+/// HTTP requests a proxy fault applies to.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatchSpec {
+    pub method: Option<String>,
+    /// A regex on the request path.
+    pub path: Option<Spanned<String>>,
+    /// Header name and a regex on its value.
+    pub header: Option<IndexMap<String, String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -400,6 +496,33 @@ pub struct LoadedScenario {
 }
 
 impl LoadedScenario {
+    /// Whether the nodes that can mount chaosfs (x-chaos.fs) should: only when a fault needs it,
+    /// so other scenarios run on the plain filesystem.
+    pub fn uses_chaosfs(&self) -> bool {
+        self.spec.faults.iter().any(|f| {
+            let s = &f.value;
+            s.actions.0.iter().any(|a| a.uses_chaosfs()) || s.lose_unsynced == Some(true)
+        })
+    }
+
+    /// Whether nodes with chaosfs should track un-fsynced data from the start (a crash drops it).
+    pub fn tracks_unsynced(&self) -> bool {
+        self.spec
+            .faults
+            .iter()
+            .any(|f| f.value.lose_unsynced == Some(true))
+    }
+
+    /// Whether clients go through the proxy: asked for, or needed by a proxy fault.
+    pub fn uses_proxy(&self) -> bool {
+        self.spec.cluster.proxy
+            || self
+                .spec
+                .faults
+                .iter()
+                .any(|f| f.value.actions.0.iter().any(|a| a.uses_proxy()))
+    }
+
     /// The scenario text with the seed actually used, as the run folder keeps it.
     pub fn resolved_text(&self, seed: u64) -> String {
         text_with_seed(&self.text, seed)
@@ -457,7 +580,12 @@ pub fn load(path: &Path) -> Result<LoadedScenario, Vec<ScenarioError>> {
             ),
         );
     }
-    validate(&spec, &nodes, &mut problems);
+    let fs_nodes: Vec<String> = nodes
+        .iter()
+        .filter(|n| compose.service(n).is_some_and(|s| !s.x_chaos.fs.is_empty()))
+        .cloned()
+        .collect();
+    validate(&spec, &nodes, &fs_nodes, &mut problems);
     if problems.list.is_empty() {
         Ok(LoadedScenario {
             path: path.to_path_buf(),
@@ -568,7 +696,7 @@ fn find_compose(
     Ok((found, compose))
 }
 
-fn validate(spec: &Scenario, nodes: &[String], problems: &mut Problems) {
+fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &mut Problems) {
     let adapter = systems::lookup(&spec.system.value);
     if adapter.is_none() {
         problems.at(
@@ -652,6 +780,64 @@ fn validate(spec: &Scenario, nodes: &[String], problems: &mut Problems) {
                 format!("{key}.do"),
                 "a list of actions is only allowed with `every:` (one is picked each time)",
             );
+        }
+        let has = |a: Action| s.actions.0.contains(&a);
+        if s.matching.is_some() && !has(Action::LoseReply) {
+            problems.at(at, format!("{key}.match"), "`match:` applies to lose-reply only");
+        }
+        if s.count.is_some() && !has(Action::LoseReply) && !has(Action::FailFsync) {
+            problems.at(at, format!("{key}.count"), "`count:` applies to lose-reply and fail-fsync");
+        }
+        let delayed = has(Action::DelayReplies) || has(Action::SlowFsync) || has(Action::SlowWrites);
+        if s.delay.is_some() != delayed {
+            problems.at(
+                at,
+                format!("{key}.delay"),
+                "delay-replies, slow-fsync and slow-writes need `delay:`, and only they take one",
+            );
+        }
+        if s.jitter.is_some() && !(has(Action::SlowFsync) || has(Action::SlowWrites)) {
+            problems.at(at, format!("{key}.jitter"), "`jitter:` applies to slow-fsync and slow-writes");
+        }
+        if (s.errno.is_some() || s.fraction.is_some()) && !has(Action::FailFsync) {
+            problems.at(at, format!("{key}.errno"), "`errno:` and `fraction:` apply to fail-fsync only");
+        }
+        if has(Action::FailFsync) && s.count.is_some() == s.fraction.is_some() {
+            problems.at(at, format!("{key}.count"), "fail-fsync needs `count:` or `fraction:` (one of them)");
+        }
+        if s.lose_unsynced.is_some() && !has(Action::Crash) {
+            problems.at(at, format!("{key}.lose-unsynced"), "`lose-unsynced:` applies to crash only");
+        }
+        if let Some(paths) = &s.paths {
+            if let Err(e) = regex::Regex::new(&paths.value) {
+                problems.at(&paths.referenced, format!("{key}.paths"), format!("invalid regex: {e}"));
+            }
+        }
+        let needs_fs = s.actions.0.iter().any(|a| a.uses_chaosfs())
+            || (has(Action::Crash) && s.lose_unsynced == Some(true));
+        if needs_fs {
+            if let Some(Target::Nodes(list)) = s.target.as_ref().map(|t| &t.value) {
+                for node in list {
+                    if !fs_nodes.contains(node) {
+                        problems.at(
+                            &s.target.as_ref().map_or(*at, |t| t.referenced),
+                            format!("{key}.target"),
+                            format!("node `{node}` has no chaosfs mount (x-chaos: {{ fs: [...] }} in the compose file)"),
+                        );
+                    }
+                }
+            } else if fs_nodes.is_empty() {
+                problems.at(
+                    at,
+                    &key,
+                    "filesystem faults need nodes with x-chaos: { fs: [...] } in the compose file",
+                );
+            }
+        }
+        if let Some(path) = s.matching.as_ref().and_then(|m| m.path.as_ref()) {
+            if let Err(e) = regex::Regex::new(&path.value) {
+                problems.at(&path.referenced, format!("{key}.match.path"), format!("invalid regex: {e}"));
+            }
         }
         let partitions = s.actions.0.contains(&Action::Partition);
         if s.mode.is_some() && !partitions {

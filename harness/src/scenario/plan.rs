@@ -25,6 +25,31 @@ pub struct StepPlan {
     pub trigger: String,
     pub target: Target,
     pub firings: Vec<Firing>,
+    /// Parameters of the step's action (proxy and filesystem faults).
+    pub params: ActionParams,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ActionParams {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header: Option<(String, String)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    #[serde(with = "opt_nanos", skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Duration>,
+    #[serde(with = "opt_nanos", skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paths: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errno: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fraction: Option<f64>,
+    pub lose_unsynced: bool,
 }
 
 /// One application of a step's action.
@@ -144,11 +169,27 @@ pub fn make_plan(spec: &Scenario, seed: u64) -> Plan {
             } else {
                 ("never".to_string(), Vec::new())
             };
+            let matching = step.matching.as_ref();
+            let params = ActionParams {
+                method: matching.and_then(|m| m.method.clone()),
+                path: matching.and_then(|m| m.path.as_ref().map(|p| p.value.clone())),
+                header: matching
+                    .and_then(|m| m.header.as_ref())
+                    .and_then(|h| h.iter().next().map(|(k, v)| (k.to_lowercase(), v.clone()))),
+                count: step.count,
+                delay: step.delay.map(|d| d.0),
+                jitter: step.jitter.map(|d| d.0),
+                paths: step.paths.as_ref().map(|p| p.value.clone()),
+                errno: step.errno.clone(),
+                fraction: step.fraction,
+                lose_unsynced: step.lose_unsynced.unwrap_or(false),
+            };
             StepPlan {
                 step: i,
                 trigger,
                 target,
                 firings,
+                params,
             }
         })
         .collect();

@@ -16,7 +16,7 @@ pub const CLIENT_PORT: u16 = 2379;
 
 pub const INFO: SystemInfo = SystemInfo {
     name: "etcd",
-    workloads: &[WorkloadKind::Register],
+    workloads: &[WorkloadKind::Register, WorkloadKind::Create],
     has_roles: true,
     make: |cluster, settings| Box::new(Etcd::new(cluster, settings)),
 };
@@ -26,6 +26,8 @@ pub struct Etcd {
     endpoints: BTreeMap<String, String>,
     read: ReadConsistency,
     connect_timeout: Duration,
+    workload: WorkloadKind,
+    retries: u32,
 }
 
 impl Etcd {
@@ -42,6 +44,8 @@ impl Etcd {
             endpoints,
             read: settings.read,
             connect_timeout: settings.connect_timeout,
+            workload: settings.workload,
+            retries: settings.retries,
         }
     }
 
@@ -107,6 +111,13 @@ impl SystemAdapter for Etcd {
     }
 
     async fn connect(&self, node: &str) -> Result<Box<dyn SystemClient>, String> {
+        if self.workload == WorkloadKind::Create {
+            let base = self
+                .endpoints
+                .get(node)
+                .ok_or_else(|| format!("node {node} publishes no client port {CLIENT_PORT}"))?;
+            return Ok(Box::new(GatewayClient::new(base, self.connect_timeout, self.retries)?));
+        }
         Ok(Box::new(EtcdClient {
             client: self.client(node).await?,
             read: self.read,
@@ -163,6 +174,115 @@ impl SystemClient for EtcdClient {
                 }
             }
             other => Outcome::Fail(format!("etcd has no operation {other}")),
+        }
+    }
+}
+
+/// etcd's JSON gateway over HTTP/1.1 (`/v3/kv/...`, base64 keys and values), for workloads whose
+/// requests a proxy must see one by one. Creates are transactions "put if absent"; a request whose
+/// connection dies after sending is resent as is (same body, same call id), as client libraries
+/// with automatic retries do. The history records what the caller is finally told.
+struct GatewayClient {
+    http: reqwest::Client,
+    base: String,
+    retries: u32,
+    client_id: String,
+    next_call: u64,
+}
+
+impl GatewayClient {
+    fn new(base: &str, connect_timeout: Duration, retries: u32) -> Result<Self, String> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(connect_timeout)
+            .pool_max_idle_per_host(1)
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(GatewayClient {
+            http,
+            base: base.to_string(),
+            retries,
+            client_id: format!("{:08x}", rand::random::<u32>()),
+            next_call: 0,
+        })
+    }
+
+    async fn post(&self, path: &str, body: &Value, call: &str) -> Result<Value, reqwest::Error> {
+        self.http
+            .post(format!("{}{path}", self.base))
+            .header("x-chaos-call", call)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await?
+            .error_for_status()?
+            .bytes()
+            .await
+            .map(|b| serde_json::from_slice(&b).unwrap_or(Value::Null))
+    }
+}
+
+fn b64(text: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+fn unb64(text: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
+#[async_trait]
+impl SystemClient for GatewayClient {
+    async fn invoke(&mut self, op: &Operation) -> Outcome {
+        self.next_call += 1;
+        let call = format!("{}/{}", self.client_id, self.next_call);
+        let key = b64(&op.key);
+        match op.f {
+            "read" => {
+                match self.post("/v3/kv/range", &serde_json::json!({ "key": key }), &call).await {
+                    Ok(resp) => Outcome::Ok(
+                        resp["kvs"][0]["value"]
+                            .as_str()
+                            .map(|v| decode(unb64(v).as_bytes()))
+                            .unwrap_or(Value::Null),
+                    ),
+                    Err(e) => Outcome::Fail(e.to_string()),
+                }
+            }
+            // cas [null, v]: create the key with v if it does not exist.
+            "cas" => {
+                let value = b64(&encode(&op.value[1]));
+                let body = serde_json::json!({
+                    "compare": [{"key": key, "result": "EQUAL", "target": "CREATE", "create_revision": "0"}],
+                    "success": [{"request_put": {"key": key, "value": value}}],
+                    "failure": [{"request_range": {"key": key}}],
+                });
+                let mut attempt = 0;
+                loop {
+                    attempt += 1;
+                    match self.post("/v3/kv/txn", &body, &call).await {
+                        Ok(resp) if resp["succeeded"] == Value::Bool(true) => {
+                            return Outcome::Ok(op.value.clone())
+                        }
+                        Ok(_) => {
+                            let note = if attempt > 1 {
+                                format!(" (answer to attempt {attempt} of call {call})")
+                            } else {
+                                String::new()
+                            };
+                            return Outcome::Fail(format!("already exists{note}"));
+                        }
+                        Err(e) if e.is_connect() => return Outcome::Fail(e.to_string()),
+                        // Sent, and the answer never came: resend the very same request.
+                        Err(_) if attempt <= self.retries => continue,
+                        Err(e) => return Outcome::Info(e.to_string()),
+                    }
+                }
+            }
+            other => Outcome::Fail(format!("the etcd gateway client has no operation {other}")),
         }
     }
 }

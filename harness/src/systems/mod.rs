@@ -32,6 +32,9 @@ pub fn names() -> Vec<&'static str> {
 }
 
 pub struct AdapterSettings {
+    pub workload: WorkloadKind,
+    /// How often a client resends a request whose answer never came (0: never).
+    pub retries: u32,
     pub read: ReadConsistency,
     /// Bounds connecting to a node; a refused or timed-out connect means nothing was sent.
     pub connect_timeout: Duration,
