@@ -2,15 +2,18 @@
 //! Lowe search with a visited cache, split by key), durability and retry
 //! checks, and per-kind counts. A plain library: no Docker, no async.
 
+pub mod counts;
+pub mod durable;
 mod fx;
 pub mod history;
 pub mod linearizable;
 pub mod model;
 pub mod read;
+pub mod retry;
 mod search;
 
 pub use history::{Event, EventType, History, Operation, Status};
-pub use linearizable::{Budget, LinearizabilityResult};
+pub use linearizable::{render, Budget, LinearizabilityResult};
 pub use model::{CheckError, Model, ModelKind};
 pub use read::{parse_bytes, parse_str, read_history, Format, ReadError};
 

@@ -551,3 +551,76 @@ fn confirm_prefix<M: SeqModel>(
     }
     None
 }
+
+/// A short human-readable account of a result, for the CLI and JUnit messages.
+pub fn render(r: &LinearizabilityResult) -> String {
+    let keys = r.partitions.len();
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    match r.verdict {
+        Verdict::Ok => format!(
+            "linearizable ({}): {}, {}, {} states explored in {:.1} ms",
+            r.model,
+            plural(r.operations, "operation"),
+            plural(keys, "key"),
+            r.states_explored,
+            r.elapsed_ms
+        ),
+        Verdict::Illegal => {
+            let bad: Vec<&PartitionResult> = r
+                .partitions
+                .iter()
+                .filter(|p| p.verdict == Verdict::Illegal)
+                .collect();
+            let mut out = format!(
+                "NOT linearizable ({}): {} of {} illegal",
+                r.model,
+                plural(bad.len(), "key"),
+                keys
+            );
+            for p in bad.iter().take(3) {
+                if let Some(e) = &p.explanation {
+                    out.push_str("\n  ");
+                    out.push_str(&e.message);
+                    out.push_str(&format!(
+                        "\n    longest linearization: {} of {} operations{}",
+                        e.longest_linearization.len(),
+                        p.operations,
+                        e.longest_linearization
+                            .last()
+                            .map(|s| format!(
+                                ", ending with {} ({}) -> state {}",
+                                s.op.describe(),
+                                s.op.locate(),
+                                s.state
+                            ))
+                            .unwrap_or_default()
+                    ));
+                }
+            }
+            if bad.len() > 3 {
+                out.push_str(&format!("\n  ... and {} more", bad.len() - 3));
+            }
+            out
+        }
+        Verdict::Unknown => {
+            let mut out = format!("undecided ({}): the budget ran out", r.model);
+            for p in r
+                .partitions
+                .iter()
+                .filter(|p| p.verdict == Verdict::Unknown)
+            {
+                if let Some(u) = &p.unknown {
+                    out.push_str(&format!(
+                        "\n  {}{} after {} states; longest linearization {} of {} operations",
+                        key_prefix(&p.key),
+                        u.reason,
+                        p.states_explored,
+                        u.longest_linearization,
+                        p.operations
+                    ));
+                }
+            }
+            out
+        }
+    }
+}

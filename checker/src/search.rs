@@ -315,7 +315,7 @@ pub(crate) fn search<M: SeqModel>(
                 };
             }
             iterations += 1;
-            if iterations & 0x3FF == 0 {
+            if iterations & 0x3FF == 1 {
                 let memory = cache.capacity() * ENTRY_BYTES;
                 let reason = if limits.stop.load(Ordering::Relaxed) {
                     Some("cancelled".to_string())

@@ -1,0 +1,195 @@
+//! durable, retry-consistent and counts on small hand-made histories, plus the
+//! API the harness relies on.
+
+use checker::history::{Event, EventType, History};
+use checker::{counts, durable, retry, ModelKind, Verdict};
+use serde_json::{json, Value};
+
+fn ev(p: u64, t: EventType, f: &str, key: Option<&str>, v: Value) -> Event {
+    Event::new(p, t, f, key, v)
+}
+
+#[test]
+fn durable_lists_lost_and_unexpected() {
+    use EventType::*;
+    let h = History::from_events(vec![
+        ev(0, Invoke, "add", Some("s"), json!(1)),
+        ev(0, Ok, "add", Some("s"), json!(1)),
+        ev(0, Invoke, "add", Some("s"), json!(2)),
+        ev(0, Ok, "add", Some("s"), json!(2)),
+        ev(1, Invoke, "add", Some("s"), json!(3)),
+        ev(1, Info, "add", Some("s"), Value::Null),
+        ev(2, Invoke, "final-read", Some("s"), Value::Null),
+        ev(2, Ok, "final-read", Some("s"), json!([1, 3, 9])),
+    ])
+    .unwrap();
+    let r = durable::check(&h);
+    assert_eq!(r.verdict, Verdict::Illegal);
+    assert_eq!(r.acknowledged, 2);
+    assert_eq!(r.recovered, 1);
+    assert_eq!(r.lost.len(), 1);
+    assert_eq!(r.lost[0].value, json!(2));
+    assert_eq!(r.unexpected.len(), 1);
+    assert_eq!(r.unexpected[0].value, json!(9));
+    assert!(
+        r.text().contains("1 of 2 acknowledged writes lost"),
+        "{}",
+        r.text()
+    );
+}
+
+#[test]
+fn durable_without_final_reads_is_unknown() {
+    use EventType::*;
+    let h = History::from_events(vec![
+        ev(0, Invoke, "write", None, json!(1)),
+        ev(0, Ok, "write", None, json!(1)),
+    ])
+    .unwrap();
+    assert_eq!(durable::check(&h).verdict, Verdict::Unknown);
+}
+
+#[test]
+fn retry_lists_duplicates_and_disagreements() {
+    use EventType::*;
+    let with = |mut e: Event, client: &str, call: &str| {
+        e.client = Some(client.into());
+        e.call = Some(call.into());
+        e
+    };
+    let h = History::from_events(vec![
+        with(ev(0, Invoke, "create", Some("k"), json!("a")), "c1", "7"),
+        with(ev(0, Info, "create", Some("k"), Value::Null), "c1", "7"),
+        with(ev(1, Invoke, "create", Some("k"), json!("a")), "c1", "7"),
+        with(ev(1, Ok, "create", Some("k"), json!("created")), "c1", "7"),
+        with(ev(2, Invoke, "create", Some("k"), json!("a")), "c1", "7"),
+        with(ev(2, Fail, "create", Some("k"), json!("exists")), "c1", "7"),
+        with(ev(3, Invoke, "create", Some("j"), json!("b")), "c2", "1"),
+        with(ev(3, Ok, "create", Some("j"), json!("created")), "c2", "1"),
+        with(ev(4, Invoke, "create", Some("j"), json!("b")), "c2", "1"),
+        with(ev(4, Ok, "create", Some("j"), json!("created")), "c2", "1"),
+    ])
+    .unwrap();
+    let r = retry::check(&h);
+    assert_eq!(r.verdict, Verdict::Illegal);
+    assert_eq!(r.duplicates.len(), 2);
+    assert_eq!(r.inconsistent, 1);
+    assert!(r.text().contains("client c1 call 7"), "{}", r.text());
+}
+
+#[test]
+fn counts_per_kind() {
+    use EventType::*;
+    let h = History::from_events(vec![
+        ev(0, Invoke, "read", None, Value::Null),
+        ev(0, Ok, "read", None, json!(1)),
+        ev(1, Invoke, "write", None, json!(2)),
+        ev(1, Info, "write", None, Value::Null),
+        ev(2, Invoke, "write", None, json!(3)),
+        ev(2, Fail, "write", None, json!(3)),
+        ev(3, Invoke, "write", None, json!(4)),
+    ])
+    .unwrap();
+    let c = counts::summarize(&h);
+    assert_eq!(c.operations, 4);
+    assert_eq!((c.all.ok, c.all.fail, c.all.info), (1, 1, 2));
+    assert_eq!(c.pending, 1);
+    assert_eq!(c.by_f["write"].info, 2);
+    assert!(c.text().contains("read 1/0/0"), "{}", c.text());
+}
+
+#[test]
+fn model_names_round_trip_and_unknown_names_list_the_valid_ones() {
+    for name in ModelKind::NAMES {
+        let m: ModelKind = name.parse().unwrap();
+        assert_eq!(m.name(), *name);
+    }
+    let e = "regster".parse::<ModelKind>().unwrap_err();
+    for name in ModelKind::NAMES {
+        assert!(e.contains(name), "{e}");
+    }
+}
+
+#[test]
+fn exit_codes() {
+    assert_eq!(Verdict::Ok.exit_code(), 0);
+    assert_eq!(Verdict::Illegal.exit_code(), 1);
+    assert_eq!(Verdict::Unknown.exit_code(), 2);
+}
+
+#[test]
+fn stale_read_on_a_key_names_the_key_and_the_read() {
+    use checker::linearizable::{check, Budget};
+    use EventType::*;
+    let h = History::from_events(vec![
+        ev(0, Invoke, "write", Some("k3"), json!(17)),
+        ev(0, Ok, "write", Some("k3"), json!(17)),
+        ev(0, Invoke, "write", Some("k3"), json!(23)),
+        ev(0, Ok, "write", Some("k3"), json!(23)),
+        ev(4, Invoke, "read", Some("k3"), Value::Null),
+        ev(4, Ok, "read", Some("k3"), json!(17)),
+        ev(1, Invoke, "read", Some("k1"), Value::Null),
+        ev(1, Ok, "read", Some("k1"), Value::Null),
+    ])
+    .unwrap();
+    let r = check(&h, ModelKind::CasRegister, &Budget::default()).unwrap();
+    assert_eq!(r.verdict, Verdict::Illegal);
+    let e = r.explanation().unwrap();
+    assert_eq!(e.key.as_deref(), Some("k3"));
+    assert_eq!(e.op.process, 4);
+    assert_eq!(e.op.output, json!(17));
+    let text = checker::render(&r);
+    assert!(text.contains("key k3: read -> 17"), "{text}");
+    assert!(text.contains("write 23"), "{text}");
+}
+
+#[test]
+fn bad_operations_are_errors_not_verdicts() {
+    use checker::linearizable::{check, Budget};
+    use EventType::*;
+    let h = History::from_events(vec![
+        ev(0, Invoke, "cas", None, json!(3)),
+        ev(0, Ok, "cas", None, json!(3)),
+    ])
+    .unwrap();
+    let e = check(&h, ModelKind::CasRegister, &Budget::default()).unwrap_err();
+    assert!(e.to_string().contains("cas needs [expected new]"), "{e}");
+    let e = check(&h, ModelKind::Register, &Budget::default()).unwrap_err();
+    assert!(e.to_string().contains("valid: read, write"), "{e}");
+}
+
+#[test]
+fn budget_exhaustion_is_unknown_and_names_the_partition() {
+    use checker::linearizable::{check, Budget};
+    use std::time::Duration;
+    // The budget is first looked at on the first step: a zero timeout answers
+    // unknown, naming the key, without searching.
+    let mut evs = Vec::new();
+    for p in 0..4u64 {
+        evs.push(ev(p, EventType::Invoke, "write", Some("x"), json!(p)));
+    }
+    for p in 0..4u64 {
+        evs.push(ev(p, EventType::Ok, "write", Some("x"), json!(p)));
+    }
+    let h = History::from_events(evs).unwrap();
+    let budget = Budget {
+        timeout: Duration::ZERO,
+        ..Budget::default()
+    };
+    let r = check(&h, ModelKind::CasRegister, &budget).unwrap();
+    assert_eq!(r.verdict, Verdict::Unknown);
+    assert_eq!(r.partitions[0].key.as_deref(), Some("x"));
+    let u = r.partitions[0].unknown.as_ref().unwrap();
+    assert!(u.reason.contains("time"), "{}", u.reason);
+    assert!(
+        checker::render(&r).contains("key x"),
+        "{}",
+        checker::render(&r)
+    );
+    let budget = Budget {
+        max_memory: 0,
+        ..Budget::default()
+    };
+    let r = check(&h, ModelKind::CasRegister, &budget).unwrap();
+    assert_eq!(r.verdict, Verdict::Unknown);
+}
