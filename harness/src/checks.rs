@@ -165,20 +165,23 @@ pub fn statistics(history: &History, faults: &[Value]) -> Value {
                 .push(done.saturating_sub(op.invoke_time));
         }
     }
-    let latency: BTreeMap<String, Value> = latencies
-        .into_iter()
-        .map(|(f, mut l)| {
-            l.sort_unstable();
-            let pct = |p: f64| {
-                let i = ((l.len() as f64 - 1.0) * p).round() as usize;
-                l[i.min(l.len() - 1)] as f64 / 1e6
+    let windows = fault_windows(faults);
+    let in_window = |t: u64| windows.iter().any(|(a, b)| *a <= t && t <= *b);
+    let mut inside: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    let mut outside: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for op in &history.ops {
+        if let (Status::Ok, Some(done)) = (op.status, op.complete_time) {
+            let side = if in_window(op.invoke_time) {
+                &mut inside
+            } else {
+                &mut outside
             };
-            (
-                f,
-                json!({"count": l.len(), "p50_ms": pct(0.5), "p90_ms": pct(0.9), "p99_ms": pct(0.99), "max_ms": pct(1.0)}),
-            )
-        })
-        .collect();
+            side.entry(op.f.clone())
+                .or_default()
+                .push(done.saturating_sub(op.invoke_time));
+        }
+    }
+    let latency = percentiles(latencies);
     let mut fault_counts: BTreeMap<String, u64> = BTreeMap::new();
     for f in faults {
         if f["phase"] == "apply" && f["outcome"] == "ok" {
@@ -197,8 +200,67 @@ pub fn statistics(history: &History, faults: &[Value]) -> Value {
         "ok": completed,
         "by_kind": counts,
         "latency": latency,
+        // Operations invoked while a fault was in force (apply to undo) against the rest.
+        "latency_during_faults": percentiles(inside),
+        "latency_outside_faults": percentiles(outside),
+        "fault_windows_s": windows.iter().map(|(a, b)| [*a as f64 / 1e9, *b as f64 / 1e9]).collect::<Vec<_>>(),
         "faults": fault_counts,
     })
+}
+
+fn percentiles(latencies: BTreeMap<String, Vec<u64>>) -> BTreeMap<String, Value> {
+    latencies
+        .into_iter()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(f, mut l)| {
+            l.sort_unstable();
+            let pct = |p: f64| {
+                let i = ((l.len() as f64 - 1.0) * p).round() as usize;
+                l[i.min(l.len() - 1)] as f64 / 1e6
+            };
+            (
+                f,
+                json!({"count": l.len(), "p50_ms": pct(0.5), "p90_ms": pct(0.9), "p99_ms": pct(0.99), "max_ms": pct(1.0)}),
+            )
+        })
+        .collect()
+}
+
+/// When faults were in force: each applied step's action until its undo (or the final heal).
+fn fault_windows(faults: &[Value]) -> Vec<(u64, u64)> {
+    let end = faults
+        .iter()
+        .filter(|f| f["phase"] == "final-heal")
+        .filter_map(|f| f["time"].as_u64())
+        .min()
+        .unwrap_or(u64::MAX);
+    let mut windows = Vec::new();
+    for (i, f) in faults.iter().enumerate() {
+        if f["phase"] != "apply" || f["outcome"] != "ok" {
+            continue;
+        }
+        let Some(start) = f["started"].as_u64() else {
+            continue;
+        };
+        let undo = faults[i + 1..]
+            .iter()
+            .find(|u| u["phase"] == "undo" && u["step"] == f["step"])
+            .and_then(|u| u["time"].as_u64());
+        // One-shot actions (kill, crash, restart) count until the node is back: their next
+        // step event or a short grace period.
+        let stop = undo.unwrap_or_else(|| {
+            if matches!(
+                f["action"].as_str(),
+                Some("kill" | "crash" | "restart" | "stop" | "reset-connections")
+            ) {
+                f["time"].as_u64().unwrap_or(start) + 5_000_000_000
+            } else {
+                end
+            }
+        });
+        windows.push((start, stop.min(end)));
+    }
+    windows
 }
 
 /// `chaos check PATH`: a run folder (its scenario's checks) or a history file with --model.

@@ -15,9 +15,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::Cluster;
-use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
 use crate::proxy::RequestMatch;
-use crate::scenario::plan::{Firing, Plan, ActionParams, StepPlan};
+use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
+use crate::scenario::plan::{ActionParams, Firing, Plan, StepPlan};
 use crate::scenario::{Action, FaultStep, PartitionMode, Pick, Role, Target};
 use crate::systems::SystemAdapter;
 
@@ -173,20 +173,32 @@ impl FaultEngine {
             (Action::Partition, Some(grudge)) => self.cluster.partition(grudge).await,
             (Action::Heal, Some(grudge)) => self.cluster.unpartition(grudge).await,
             (Action::Heal, None) => self.cluster.heal_network().await,
-            (action, _) if action.uses_proxy() => self.proxy_action(action, act.targets, act.params),
+            (action, _) if action.uses_proxy() => {
+                self.proxy_action(action, act.targets, act.params)
+            }
             (action, _) if action.uses_chaosfs() || action == Action::Crash => {
                 let results = futures_util::future::join_all(
-                    act.targets.iter().map(|node| self.fs_action(action, node, act.params)),
+                    act.targets
+                        .iter()
+                        .map(|node| self.fs_action(action, node, act.params)),
                 )
                 .await;
-                results.into_iter().collect::<Result<Vec<()>, _>>().map(|_| ())
+                results
+                    .into_iter()
+                    .collect::<Result<Vec<()>, _>>()
+                    .map(|_| ())
             }
             (action, _) => {
                 let results = futures_util::future::join_all(
-                    act.targets.iter().map(|node| self.node_action(action, node)),
+                    act.targets
+                        .iter()
+                        .map(|node| self.node_action(action, node)),
                 )
                 .await;
-                results.into_iter().collect::<Result<Vec<()>, _>>().map(|_| ())
+                results
+                    .into_iter()
+                    .collect::<Result<Vec<()>, _>>()
+                    .map(|_| ())
             }
         };
         self.record(FaultEvent {
@@ -197,7 +209,10 @@ impl FaultEngine {
             phase: act.phase,
             targets: act.targets.to_vec(),
             mode: act.mode.map(|m| format!("{m:?}").to_lowercase()),
-            grudge: act.grudge.filter(|_| act.phase == "apply").map(|g| json!(g)),
+            grudge: act
+                .grudge
+                .filter(|_| act.phase == "apply")
+                .map(|g| json!(g)),
             trigger: act.trigger,
             outcome: match outcome {
                 Ok(()) => "ok".into(),
@@ -252,7 +267,11 @@ impl FaultEngine {
         let ms = |d: Duration| format!("{}ms", d.as_millis());
         let mut words: Vec<String> = match action {
             Action::SlowFsync | Action::SlowWrites => {
-                let verb = if action == Action::SlowFsync { "fsync-delay" } else { "write-delay" };
+                let verb = if action == Action::SlowFsync {
+                    "fsync-delay"
+                } else {
+                    "write-delay"
+                };
                 let mut w = vec![verb.to_string(), ms(params.delay.unwrap_or_default())];
                 if let Some(j) = params.jitter {
                     w.extend(["--jitter".to_string(), ms(j)]);
@@ -274,7 +293,9 @@ impl FaultEngine {
             }
             Action::Crash => {
                 if params.lose_unsynced {
-                    self.cluster.chaosfs_ctl(node, &["crash".to_string()]).await?;
+                    self.cluster
+                        .chaosfs_ctl(node, &["crash".to_string()])
+                        .await?;
                 }
                 self.cluster.kill(node).await?;
                 return self.cluster.start(node).await;
@@ -345,6 +366,11 @@ impl FaultEngine {
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+    }
+
+    /// Records without a log line on the terminal (for the many effects chaosfs reports).
+    pub fn record_quietly(&self, event: FaultEvent) {
+        self.log.write(&event);
     }
 
     pub fn record(&self, event: FaultEvent) {

@@ -185,12 +185,13 @@ async fn play(
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let chaosfs = if loaded.uses_chaosfs() && loaded.nodes.iter().any(|n| {
-        loaded
-            .compose
-            .service(n)
-            .is_some_and(|s| !s.x_chaos.fs.is_empty())
-    }) {
+    let chaosfs = if loaded.uses_chaosfs()
+        && loaded.nodes.iter().any(|n| {
+            loaded
+                .compose
+                .service(n)
+                .is_some_and(|s| !s.x_chaos.fs.is_empty())
+        }) {
         Some(images::ensure_chaosfs(&repo).await?)
     } else {
         None
@@ -237,7 +238,10 @@ async fn play(
         ready_started.elapsed().as_secs_f64(),
         cluster.names().join(", ")
     );
-    let result = drive(loaded, &cluster, run_dir, run_start, seed, proxy_rx, interrupt).await;
+    let result = drive(
+        loaded, &cluster, run_dir, run_start, seed, proxy_rx, interrupt,
+    )
+    .await;
     // Every way out of the run goes through here (errors included); Ctrl-C cancels the
     // workload, never this.
     let teardown = match Arc::try_unwrap(cluster) {
@@ -359,7 +363,66 @@ async fn drive(
             _ = interrupt.cancelled() => return Ok(()),
         }
     }
+    if loaded.uses_chaosfs() {
+        merge_chaosfs_logs(&engine, cluster, loaded).await;
+    }
     Ok(())
+}
+
+/// Appends what chaosfs injected in each node (every delayed or failed fsync, every crash) to
+/// faults.jsonl, on the run's clock. Those lines come after the harness's own, each with its time.
+async fn merge_chaosfs_logs(engine: &FaultEngine, cluster: &Cluster, loaded: &LoadedScenario) {
+    // The run clock's zero on the wall clock, to place chaosfs's unix times.
+    let now_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64;
+    let zero_unix = now_unix.saturating_sub(engine.recorder.now());
+    for node in cluster.names() {
+        let has_fs = loaded
+            .compose
+            .service(&node)
+            .is_some_and(|s| !s.x_chaos.fs.is_empty());
+        if !has_fs {
+            continue;
+        }
+        let log = match cluster
+            .exec(&node, vec!["cat".into(), "/.chaosfs/faults.jsonl".into()])
+            .await
+        {
+            Ok(log) => log,
+            Err(e) => {
+                tracing::warn!("cannot read the chaosfs log of {node}: {e}");
+                continue;
+            }
+        };
+        for line in log.lines() {
+            let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if !matches!(event["event"].as_str(), Some("inject" | "crash")) {
+                continue;
+            }
+            let time = event["unix_ns"]
+                .as_u64()
+                .unwrap_or(0)
+                .saturating_sub(zero_unix);
+            let fault = event["fault"].as_str().unwrap_or("crash");
+            engine.record_quietly(FaultEvent {
+                time,
+                started: time,
+                step: None,
+                action: format!("fs:{fault}"),
+                phase: "effect",
+                targets: vec![node.clone()],
+                mode: None,
+                grudge: None,
+                trigger: None,
+                outcome: "injected by chaosfs".into(),
+                detail: Some(json!({"path": event["path"], "detail": event["detail"]})),
+            });
+        }
+    }
 }
 
 /// The final heal: every node running and unpaused, every partition removed, each recorded.
