@@ -70,6 +70,26 @@ fn run_checks(
                     .unwrap_or(Duration::from_secs(60));
                 linearizable(history, model, t)
             }
+            CheckSpec::Durable(_) => {
+                let result = checker::durable::check(history);
+                Ok(json!({
+                    "name": "durable",
+                    "check": "durable",
+                    "verdict": result.verdict,
+                    "summary": result.text(),
+                    "detail": result,
+                }))
+            }
+            CheckSpec::RetryConsistent(_) => {
+                let result = checker::retry::check(history);
+                Ok(json!({
+                    "name": "retry-consistent",
+                    "check": "retry-consistent",
+                    "verdict": result.verdict,
+                    "summary": result.text(),
+                    "detail": result,
+                }))
+            }
         })
         .collect()
 }

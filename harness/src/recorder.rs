@@ -77,10 +77,7 @@ impl Recorder {
     }
 
     pub fn invoke(&self, process: u64, op: &Operation, node: &str) {
-        let value = match op.f {
-            "read" => Value::Null,
-            _ => op.value.clone(),
-        };
+        let value = op_value(op);
         self.write(json!({
             "process": process, "type": "invoke", "f": op.f, "key": op.key,
             "value": value, "node": node,
@@ -107,7 +104,7 @@ impl Recorder {
 
 fn op_value(op: &Operation) -> Value {
     match op.f {
-        "read" => Value::Null,
+        "read" | "final-read" => Value::Null,
         _ => op.value.clone(),
     }
 }

@@ -35,7 +35,7 @@ pub struct WorkloadConfig {
 /// Operations that change nothing: when they fail or time out, they certainly did not take
 /// effect, so they are recorded as fail rather than info.
 fn is_read_only(f: &str) -> bool {
-    f == "read"
+    f == "read" || f == "final-read"
 }
 
 /// Runs every process until the duration is over or the run is cancelled.
@@ -219,9 +219,14 @@ pub async fn final_reads(
         WorkloadKind::Create => config.created.lock().map(|c| c.clone()).unwrap_or_default(),
         _ => (0..config.keys).map(|k| key_name(config.kind, k)).collect(),
     };
+    // The durable check reads a set's final state from operations named final-read.
+    let f = match config.kind {
+        WorkloadKind::Set => "final-read",
+        _ => "read",
+    };
     for key in keys {
         let op = Operation {
-            f: "read",
+            f,
             key,
             value: Value::Null,
         };

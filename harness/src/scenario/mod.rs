@@ -7,9 +7,9 @@ pub mod units;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use indexmap::IndexMap;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
-use indexmap::IndexMap;
 use serde_saphyr::{Location, Spanned};
 
 use crate::compose::ComposeFile;
@@ -200,7 +200,10 @@ impl Action {
     pub fn uses_proxy(self) -> bool {
         matches!(
             self,
-            Action::LoseReply | Action::DelayReplies | Action::ResetConnections | Action::ClearProxy
+            Action::LoseReply
+                | Action::DelayReplies
+                | Action::ResetConnections
+                | Action::ClearProxy
         )
     }
 }
@@ -428,7 +431,16 @@ pub struct LinearizableSpec {
 #[serde(rename_all = "kebab-case")]
 pub enum CheckSpec {
     Linearizable(LinearizableSpec),
+    /// Every acknowledged write is in the final reads (workloads with final reads of whole sets).
+    Durable(NoOptions),
+    /// A call resent with the same client and call id gets the same answer.
+    RetryConsistent(NoOptions),
 }
+
+/// A check without settings: `- durable: {}`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoOptions {}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -783,12 +795,21 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
         }
         let has = |a: Action| s.actions.0.contains(&a);
         if s.matching.is_some() && !has(Action::LoseReply) {
-            problems.at(at, format!("{key}.match"), "`match:` applies to lose-reply only");
+            problems.at(
+                at,
+                format!("{key}.match"),
+                "`match:` applies to lose-reply only",
+            );
         }
         if s.count.is_some() && !has(Action::LoseReply) && !has(Action::FailFsync) {
-            problems.at(at, format!("{key}.count"), "`count:` applies to lose-reply and fail-fsync");
+            problems.at(
+                at,
+                format!("{key}.count"),
+                "`count:` applies to lose-reply and fail-fsync",
+            );
         }
-        let delayed = has(Action::DelayReplies) || has(Action::SlowFsync) || has(Action::SlowWrites);
+        let delayed =
+            has(Action::DelayReplies) || has(Action::SlowFsync) || has(Action::SlowWrites);
         if s.delay.is_some() != delayed {
             problems.at(
                 at,
@@ -797,20 +818,40 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
             );
         }
         if s.jitter.is_some() && !(has(Action::SlowFsync) || has(Action::SlowWrites)) {
-            problems.at(at, format!("{key}.jitter"), "`jitter:` applies to slow-fsync and slow-writes");
+            problems.at(
+                at,
+                format!("{key}.jitter"),
+                "`jitter:` applies to slow-fsync and slow-writes",
+            );
         }
         if (s.errno.is_some() || s.fraction.is_some()) && !has(Action::FailFsync) {
-            problems.at(at, format!("{key}.errno"), "`errno:` and `fraction:` apply to fail-fsync only");
+            problems.at(
+                at,
+                format!("{key}.errno"),
+                "`errno:` and `fraction:` apply to fail-fsync only",
+            );
         }
         if has(Action::FailFsync) && s.count.is_some() == s.fraction.is_some() {
-            problems.at(at, format!("{key}.count"), "fail-fsync needs `count:` or `fraction:` (one of them)");
+            problems.at(
+                at,
+                format!("{key}.count"),
+                "fail-fsync needs `count:` or `fraction:` (one of them)",
+            );
         }
         if s.lose_unsynced.is_some() && !has(Action::Crash) {
-            problems.at(at, format!("{key}.lose-unsynced"), "`lose-unsynced:` applies to crash only");
+            problems.at(
+                at,
+                format!("{key}.lose-unsynced"),
+                "`lose-unsynced:` applies to crash only",
+            );
         }
         if let Some(paths) = &s.paths {
             if let Err(e) = regex::Regex::new(&paths.value) {
-                problems.at(&paths.referenced, format!("{key}.paths"), format!("invalid regex: {e}"));
+                problems.at(
+                    &paths.referenced,
+                    format!("{key}.paths"),
+                    format!("invalid regex: {e}"),
+                );
             }
         }
         let needs_fs = s.actions.0.iter().any(|a| a.uses_chaosfs())
@@ -836,7 +877,11 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
         }
         if let Some(path) = s.matching.as_ref().and_then(|m| m.path.as_ref()) {
             if let Err(e) = regex::Regex::new(&path.value) {
-                problems.at(&path.referenced, format!("{key}.match.path"), format!("invalid regex: {e}"));
+                problems.at(
+                    &path.referenced,
+                    format!("{key}.match.path"),
+                    format!("invalid regex: {e}"),
+                );
             }
         }
         let partitions = s.actions.0.contains(&Action::Partition);
@@ -902,6 +947,7 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
 
     for (i, check) in spec.checks.iter().enumerate() {
         match &check.value {
+            CheckSpec::Durable(_) | CheckSpec::RetryConsistent(_) => {}
             CheckSpec::Linearizable(lin) => {
                 if lin.model.value.parse::<checker::Model>().is_err() {
                     problems.at(

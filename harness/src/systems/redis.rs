@@ -113,7 +113,7 @@ impl SystemClient for RedisClient {
                     Err(e) => classify(&e),
                 }
             }
-            "read" => {
+            "read" | "final-read" => {
                 let result: redis::RedisResult<Vec<String>> = redis::cmd("SMEMBERS")
                     .arg(&op.key)
                     .query_async(&mut self.conn)
@@ -122,7 +122,11 @@ impl SystemClient for RedisClient {
                     Ok(members) => {
                         let mut values: Vec<Value> = members
                             .iter()
-                            .map(|m| m.parse::<i64>().map(Value::from).unwrap_or(Value::from(m.as_str())))
+                            .map(|m| {
+                                m.parse::<i64>()
+                                    .map(Value::from)
+                                    .unwrap_or(Value::from(m.as_str()))
+                            })
                             .collect();
                         values.sort_by_key(|v| v.as_i64());
                         Outcome::Ok(Value::Array(values))
@@ -138,7 +142,10 @@ impl SystemClient for RedisClient {
 
 /// A command the server refused (an error reply) did not apply; a dropped connection may have.
 fn classify(error: &redis::RedisError) -> Outcome {
-    if error.kind() == redis::ErrorKind::IoError || error.is_timeout() || error.is_connection_dropped() {
+    if error.kind() == redis::ErrorKind::IoError
+        || error.is_timeout()
+        || error.is_connection_dropped()
+    {
         if error.is_connection_refusal() {
             Outcome::Fail(error.to_string())
         } else {
