@@ -16,5 +16,6 @@ pub mod recorder;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod suite;
 pub mod systems;
 pub mod workload;

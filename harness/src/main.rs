@@ -27,8 +27,14 @@ enum Command {
     /// Play scenarios against real clusters; exit 0 pass, 1 violation, 2 unknown, 254 bad
     /// scenario, 255 infrastructure failure.
     Run {
-        #[arg(required = true)]
+        #[arg(required_unless_present = "suite")]
         scenarios: Vec<PathBuf>,
+        /// A suite file: scenarios, each with seeds (see the README's nightly jobs).
+        #[arg(long, conflicts_with_all = ["seed", "repeat"])]
+        suite: Option<PathBuf>,
+        /// With --suite: play only the i-th of n deterministic shares (like 2/3).
+        #[arg(long, requires = "suite")]
+        shard: Option<chaos::suite::Shard>,
         /// Overrides the scenario's seed (with --repeat, the first of consecutive seeds).
         #[arg(long)]
         seed: Option<u64>,
@@ -63,8 +69,14 @@ enum Command {
         #[arg(required = true)]
         scenarios: Vec<PathBuf>,
     },
-    /// Re-render a run folder's report from the folder alone.
-    Report { run_dir: PathBuf },
+    /// Re-render a run folder's report from the folder alone; with --index DIR, build
+    /// DIR/index.html (and DIR/junit.xml) over every run folder under DIR.
+    Report {
+        #[arg(required_unless_present = "index")]
+        run_dir: Option<PathBuf>,
+        #[arg(long, conflicts_with = "run_dir")]
+        index: Option<PathBuf>,
+    },
     /// Build images.
     Images {
         #[command(subcommand)]
@@ -126,11 +138,23 @@ async fn dispatch(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Run {
             scenarios,
+            suite,
+            shard,
             seed,
             repeat,
             out,
             ready_timeout,
-        } => run_many(&scenarios, seed, repeat, out, ready_timeout).await,
+        } => match suite {
+            Some(file) => match chaos::suite::plays(&file, shard) {
+                Ok(plays) => {
+                    let paths: Vec<PathBuf> = plays.iter().map(|p| p.scenario.clone()).collect();
+                    let seeds = plays.iter().map(|p| Some(p.seed)).collect();
+                    run_many(&paths, Some(seeds), seed, repeat, out, ready_timeout).await
+                }
+                Err(e) => Err(e),
+            },
+            None => run_many(&scenarios, None, seed, repeat, out, ready_timeout).await,
+        },
         Command::Check {
             path,
             model,
@@ -139,10 +163,20 @@ async fn dispatch(cli: Cli) -> i32 {
             json,
         } => checks::check_command(&path, model.as_deref(), &format, timeout, json),
         Command::Lint { scenarios } => Ok(lint(&scenarios)),
-        Command::Report { run_dir } => report::render(&run_dir).map(|_| {
-            println!("{}", run_dir.join("index.html").display());
-            EXIT_OK
-        }),
+        Command::Report { run_dir, index } => match (run_dir, index) {
+            (_, Some(dir)) => report::render_index(&dir).map(|runs| {
+                println!("{} ({} runs)", dir.join("index.html").display(), runs.len());
+                EXIT_OK
+            }),
+            (Some(run_dir), None) => report::render(&run_dir).map(|line| {
+                println!("{line}");
+                println!("{}", run_dir.join("index.html").display());
+                EXIT_OK
+            }),
+            (None, None) => Err(HarnessError::BadInput(
+                "chaos report RUN_DIR or --index DIR".into(),
+            )),
+        },
         Command::Images {
             command:
                 ImagesCommand::Build {
@@ -210,8 +244,10 @@ fn interrupt_token() -> CancellationToken {
     token
 }
 
+/// Plays `paths` (with `--repeat`), or, for a suite, `paths[i]` once with `seeds[i]`.
 async fn run_many(
     paths: &[PathBuf],
+    seeds: Option<Vec<Option<u64>>>,
     seed: Option<u64>,
     repeat: u32,
     out: PathBuf,
@@ -232,12 +268,15 @@ async fn run_many(
     let interrupt = interrupt_token();
     let mut rows = Vec::new();
     let mut worst = EXIT_OK;
-    'outer: for scenario in &loaded {
+    'outer: for (k, scenario) in loaded.iter().enumerate() {
         for i in 0..repeat.max(1) {
             let options = run::RunOptions {
-                seed: seed.map(|s| s + u64::from(i)).or_else(|| {
-                    (repeat > 1).then(|| scenario.spec.seed.unwrap_or(0) + u64::from(i))
-                }),
+                seed: match &seeds {
+                    Some(seeds) => seeds[k],
+                    None => seed.map(|s| s + u64::from(i)).or_else(|| {
+                        (repeat > 1).then(|| scenario.spec.seed.unwrap_or(0) + u64::from(i))
+                    }),
+                },
                 out: out.clone(),
                 ready_timeout,
             };

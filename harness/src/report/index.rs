@@ -1,0 +1,284 @@
+//! The index of runs: every run folder under a directory (however deep, as CI artifacts of many
+//! shards land), newest first, with filters by verdict and scenario. Links are relative, so the
+//! directory can be copied to a static web host as it is. Also writes a junit.xml over all runs.
+
+use std::path::{Path, PathBuf};
+
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+use serde_json::Value;
+
+use super::junit::{self, RunCases};
+use super::load::{read_inside, redact_value, show};
+use crate::error::{HarnessError, Result};
+
+/// One row of the index.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// Relative URL path of the run folder (`etcd-stale-reads/20261129T193513Z-s1`).
+    pub href: String,
+    pub scenario: String,
+    pub started: String,
+    pub seed: String,
+    pub verdict: String,
+    pub duration_s: f64,
+    pub operations: Option<u64>,
+    pub headline: String,
+    pub checks: Vec<(String, String, Vec<String>, String)>,
+    pub command: String,
+    pub error: Option<String>,
+    pub has_page: bool,
+}
+
+const MAX_DEPTH: usize = 8;
+
+/// Run folders (those with a result.json) under `dir`; symbolic links are not followed, so
+/// `latest` links neither duplicate runs nor lead outside.
+pub fn find_runs(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((d, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut has_result = false;
+        let mut subdirs = Vec::new();
+        for e in entries.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_symlink() {
+                continue;
+            }
+            if ft.is_dir() {
+                subdirs.push(e.path());
+            } else if e.file_name() == "result.json" {
+                has_result = true;
+            }
+        }
+        if has_result && d != dir {
+            out.push(d);
+            continue;
+        }
+        if depth < MAX_DEPTH {
+            stack.extend(subdirs.into_iter().map(|s| (s, depth + 1)));
+        }
+    }
+    out
+}
+
+fn href(rel: &Path) -> String {
+    rel.components()
+        .map(|c| {
+            c.as_os_str()
+                .to_string_lossy()
+                .bytes()
+                .map(|b| {
+                    if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                        (b as char).to_string()
+                    } else {
+                        format!("%{b:02X}")
+                    }
+                })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn entry(dir: &Path, run: &Path) -> Option<Entry> {
+    let mut result: Value = serde_json::from_str(&read_inside(run, "result.json")?).ok()?;
+    redact_value(&mut result);
+    let mut summary: Value = read_inside(run, "report.json")
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    redact_value(&mut summary);
+    let checks: Vec<(String, String, Vec<String>, String)> = if summary["checks"].is_array() {
+        summary["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                (
+                    show(&c["name"]),
+                    show(&c["verdict"]),
+                    c["sentences"]
+                        .as_array()
+                        .map(|s| s.iter().map(show).collect())
+                        .unwrap_or_default(),
+                    show(&c["summary"]),
+                )
+            })
+            .collect()
+    } else {
+        result["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                (
+                    show(&c["name"]),
+                    show(&c["verdict"]),
+                    vec![show(&c["summary"])],
+                    show(&c["summary"]),
+                )
+            })
+            .collect()
+    };
+    let headline = summary["headline"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| {
+            checks
+                .iter()
+                .find(|c| c.1 != "ok")
+                .map(|c| c.2.first().cloned().unwrap_or_default())
+        })
+        .or_else(|| result["error"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    let rel = run.strip_prefix(dir).ok()?;
+    Some(Entry {
+        href: href(rel),
+        scenario: show(&result["scenario"]),
+        started: show(&result["started"]),
+        seed: show(&result["seed"]),
+        verdict: show(&result["verdict"]),
+        duration_s: result["duration_s"].as_f64().unwrap_or(0.0),
+        operations: summary["operations"]
+            .as_u64()
+            .or(result["stats"]["operations"].as_u64()),
+        headline,
+        checks,
+        command: show(&result["command"]),
+        error: result["error"].as_str().map(str::to_string),
+        has_page: run.join("index.html").is_file(),
+    })
+}
+
+/// Reads every run folder under `dir`, newest first.
+pub fn entries(dir: &Path) -> Vec<Entry> {
+    let mut list: Vec<Entry> = find_runs(dir)
+        .iter()
+        .filter_map(|r| entry(dir, r))
+        .collect();
+    list.sort_by(|a, b| {
+        (&b.started, &b.scenario, &b.href).cmp(&(&a.started, &a.scenario, &a.href))
+    });
+    list
+}
+
+const INDEX_JS: &str = r#"(function(){'use strict';
+var v=document.getElementById('f-verdict'),s=document.getElementById('f-scenario'),q=document.getElementById('f-text'),n=document.getElementById('shown');
+function apply(){var rows=document.querySelectorAll('tbody tr'),c=0;rows.forEach(function(r){
+var ok=(!v.value||r.getAttribute('data-verdict')===v.value)&&(!s.value||r.getAttribute('data-scenario')===s.value)&&(!q.value||r.textContent.toLowerCase().indexOf(q.value.toLowerCase())>=0);
+r.style.display=ok?'':'none';if(ok)c++;});n.textContent=c;}
+[v,s,q].forEach(function(e){e.addEventListener('input',apply);e.addEventListener('change',apply);});
+var h=new URLSearchParams(location.hash.slice(1));if(h.get('verdict'))v.value=h.get('verdict');if(h.get('scenario'))s.value=h.get('scenario');apply();})();"#;
+
+const INDEX_CSS: &str = r#"body{margin:0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#f7f8fa}
+header{background:#111827;color:#fff;padding:.8em 1.5em}header h1{margin:0;font-size:1.3em}
+main{max-width:1400px;margin:0 auto;padding:1em 1.5em}
+.filters{display:flex;gap:1em;align-items:center;flex-wrap:wrap;margin:.6em 0}
+.counts span{margin-right:1em}
+table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #e4e7ec;border-radius:8px}
+td,th{border-bottom:1px solid #e4e7ec;padding:.35em .7em;text-align:left;vertical-align:top}th{color:#475467;background:#f9fafb}
+td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
+.badge{display:inline-block;padding:.05em .55em;border-radius:999px;color:#fff;font-weight:600;font-size:.85em;background:#6b7280}
+.v-ok{background:#2f8f46}.v-illegal{background:#d0212b}.v-unknown{background:#b7950b}
+.head{max-width:48em}.muted{color:#667085}a{color:#1d4ed8}"#;
+
+fn page(entries: &[Entry]) -> Markup {
+    let mut scenarios: Vec<&str> = entries.iter().map(|e| e.scenario.as_str()).collect();
+    scenarios.sort_unstable();
+    scenarios.dedup();
+    let count = |v: &str| entries.iter().filter(|e| e.verdict == v).count();
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
+                link rel="icon" href="data:,";
+                title { "chaos runs" }
+                style { (PreEscaped(INDEX_CSS)) }
+            }
+            body {
+                header { h1 { "chaos runs" } }
+                main {
+                    p.counts {
+                        span { strong { (entries.len()) } " runs" }
+                        span { span.badge.v-illegal { "violation" } " " (count("illegal")) }
+                        span { span.badge.v-unknown { "undecided" } " " (count("unknown")) }
+                        span { span.badge.v-ok { "passed" } " " (count("ok")) }
+                        span { span.badge { "not run" } " " (entries.len() - count("illegal") - count("unknown") - count("ok")) }
+                        a href="junit.xml" { "junit.xml" }
+                    }
+                    div.filters {
+                        label { "verdict " select #f-verdict {
+                            option value="" { "any" }
+                            option value="illegal" { "violation" }
+                            option value="unknown" { "undecided" }
+                            option value="ok" { "passed" }
+                            option value="error" { "not run (error)" }
+                            option value="interrupted" { "interrupted" }
+                        } }
+                        label { "scenario " select #f-scenario {
+                            option value="" { "any" }
+                            @for s in &scenarios { option value=(s) { (s) } }
+                        } }
+                        label { "search " input #f-text type="search" placeholder="seed, words of the verdict"; }
+                        span.muted { span #shown { (entries.len()) } " shown" }
+                    }
+                    table {
+                        thead { tr { th { "started (UTC)" } th { "scenario" } th { "seed" } th { "verdict" } th { "duration" } th { "ops" } th { "what happened" } th { "report" } } }
+                        tbody {
+                            @for e in entries {
+                                tr data-verdict=(e.verdict) data-scenario=(e.scenario) {
+                                    td.num { (e.started.get(..19).unwrap_or(&e.started).replace('T', " ")) }
+                                    td { (e.scenario) }
+                                    td.num { (e.seed) }
+                                    td { span class={"badge v-" (e.verdict)} { (e.verdict) } }
+                                    td.num { (format!("{:.1} s", e.duration_s)) }
+                                    td.num { (e.operations.map(|o| o.to_string()).unwrap_or_default()) }
+                                    td.head { (e.headline) }
+                                    td { @if e.has_page { a href={(e.href) "/index.html"} { "report" } } @else { a href={(e.href) "/result.json"} { "result.json" } } }
+                                }
+                            }
+                        }
+                    }
+                    @if entries.is_empty() { p.muted { "No run folders here yet." } }
+                }
+                script { (PreEscaped(INDEX_JS)) }
+            }
+        }
+    }
+}
+
+/// Builds `dir/index.html` and `dir/junit.xml` over every run folder under `dir`.
+pub fn render_index(dir: &Path) -> Result<Vec<Entry>> {
+    if !dir.is_dir() {
+        return Err(HarnessError::BadInput(format!(
+            "{}: not a directory",
+            dir.display()
+        )));
+    }
+    let list = entries(dir);
+    std::fs::write(dir.join("index.html"), page(&list).into_string()).map_err(|e| {
+        HarnessError::infra(format!("cannot write {}/index.html: {e}", dir.display()))
+    })?;
+    let runs: Vec<RunCases> = list
+        .iter()
+        .map(|e| RunCases {
+            scenario: e.scenario.clone(),
+            seed: e.seed.clone(),
+            verdict: e.verdict.clone(),
+            folder: e.href.clone(),
+            command: e.command.clone(),
+            duration_s: e.duration_s,
+            checks: e.checks.clone(),
+            error: e.error.clone(),
+        })
+        .collect();
+    std::fs::write(dir.join("junit.xml"), junit::junit(&runs, true)?).map_err(|e| {
+        HarnessError::infra(format!("cannot write {}/junit.xml: {e}", dir.display()))
+    })?;
+    Ok(list)
+}

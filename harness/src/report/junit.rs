@@ -1,0 +1,104 @@
+//! junit.xml: one test suite per scenario, one test case per check (and seed); a violation is a
+//! failure whose message is the sentence people read in the report, with the run folder.
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use crate::error::{HarnessError, Result};
+
+/// What junit needs of one run.
+#[derive(Clone, Debug)]
+pub struct RunCases {
+    pub scenario: String,
+    pub seed: String,
+    pub verdict: String,
+    pub folder: String,
+    pub command: String,
+    pub duration_s: f64,
+    /// (check name, verdict, sentences, checker summary)
+    pub checks: Vec<(String, String, Vec<String>, String)>,
+    /// Why the run was not checked.
+    pub error: Option<String>,
+}
+
+fn case(
+    run: &RunCases,
+    name: String,
+    verdict: &str,
+    sentences: &[String],
+    detail: &str,
+) -> TestCase {
+    let message = format!(
+        "{} ({})",
+        sentences.first().map(String::as_str).unwrap_or(detail),
+        run.folder
+    );
+    let description = format!(
+        "{}\n\nchecker: {detail}\nrun folder: {}\nreproduce: {}",
+        sentences.join("\n"),
+        run.folder,
+        run.command
+    );
+    let status = match verdict {
+        "ok" => TestCaseStatus::success(),
+        "illegal" => {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_message(message)
+                .set_type("violation")
+                .set_description(description);
+            s
+        }
+        other => {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+            s.set_message(message)
+                .set_type(other.to_string())
+                .set_description(description);
+            s
+        }
+    };
+    let mut c = TestCase::new(name, status);
+    c.set_classname(run.scenario.clone());
+    c.set_time(std::time::Duration::from_secs_f64(run.duration_s.max(0.0)));
+    c
+}
+
+fn cases(run: &RunCases, with_seed: bool) -> Vec<TestCase> {
+    let seed = if with_seed {
+        format!(" (seed {})", run.seed)
+    } else {
+        String::new()
+    };
+    if run.checks.is_empty() {
+        let e = run.error.clone().unwrap_or_else(|| "no check ran".into());
+        return vec![case(
+            run,
+            format!("run{seed}"),
+            &run.verdict,
+            std::slice::from_ref(&e),
+            &e,
+        )];
+    }
+    run.checks
+        .iter()
+        .map(|(name, verdict, sentences, summary)| {
+            case(run, format!("{name}{seed}"), verdict, sentences, summary)
+        })
+        .collect()
+}
+
+/// junit.xml for one or many runs: a suite per scenario.
+pub fn junit(runs: &[RunCases], with_seed: bool) -> Result<String> {
+    let mut report = Report::new("chaos");
+    let mut scenarios: Vec<&str> = runs.iter().map(|r| r.scenario.as_str()).collect();
+    scenarios.sort_unstable();
+    scenarios.dedup();
+    for s in scenarios {
+        let mut suite = TestSuite::new(s.to_string());
+        for r in runs.iter().filter(|r| r.scenario == s) {
+            suite.add_test_cases(cases(r, with_seed));
+        }
+        report.add_test_suite(suite);
+    }
+    report
+        .to_string()
+        .map_err(|e| HarnessError::infra(format!("junit.xml: {e}")))
+}

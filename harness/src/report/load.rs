@@ -1,0 +1,433 @@
+//! Reading a run folder for the report: only files inside the folder (symbolic links that lead
+//! out are refused), every text redacted of credentials on the way in.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use regex::{Regex, RegexSet};
+use serde_json::Value;
+
+use crate::error::{HarnessError, Result};
+
+/// Files larger than this are not read (a report must not take a machine down).
+const MAX_FILE: u64 = 512 << 20;
+
+/// Outcome of an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    Ok,
+    Fail,
+    Info,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Fail => "fail",
+            Outcome::Info => "info",
+        }
+    }
+}
+
+/// One operation: an invocation paired with its completion (info when none came).
+#[derive(Clone, Debug)]
+pub struct Op {
+    /// Position in invocation order (the checker's op id).
+    pub id: usize,
+    pub process: u64,
+    pub f: String,
+    pub key: Option<String>,
+    pub value: Value,
+    pub output: Value,
+    pub outcome: Outcome,
+    /// Nanoseconds since the run began.
+    pub invoke: u64,
+    pub complete: Option<u64>,
+    pub node: Option<String>,
+    /// 1-based line of the invocation in history.jsonl.
+    pub line: usize,
+}
+
+impl Op {
+    /// `read -> 3`, `write 4`, `cas [1,2]`, `write 5 (unknown)`.
+    pub fn describe(&self) -> String {
+        let mut s = self.f.clone();
+        if !self.value.is_null() {
+            s.push(' ');
+            s.push_str(&show(&self.value));
+        }
+        match self.outcome {
+            Outcome::Ok if !self.output.is_null() && self.output != self.value => {
+                s.push_str(" → ");
+                s.push_str(&show(&self.output));
+            }
+            Outcome::Ok if self.value.is_null() => s.push_str(" → nil"),
+            Outcome::Ok => {}
+            Outcome::Fail => s.push_str(" (failed)"),
+            Outcome::Info => s.push_str(" (unknown)"),
+        }
+        s
+    }
+}
+
+/// A value as people read it: strings bare, null as nil, lists with spaces.
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::Null => "nil".into(),
+        Value::String(s) => s.clone(),
+        Value::Array(a) => format!("[{}]", a.iter().map(show).collect::<Vec<_>>().join(" ")),
+        other => other.to_string(),
+    }
+}
+
+/// One line of a node's log.
+#[derive(Clone, Debug)]
+pub struct LogLine {
+    /// Seconds since the run began (from the `[   12.345678] ` prefix), if present.
+    pub time: Option<f64>,
+    pub text: String,
+    /// 1-based line number in the file.
+    pub number: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct NodeLog {
+    pub node: String,
+    pub lines: Vec<LogLine>,
+}
+
+/// Everything the report shows, read from one run folder.
+pub struct RunFolder {
+    pub dir: PathBuf,
+    pub result: Value,
+    pub scenario: String,
+    pub ops: Vec<Op>,
+    pub faults: Vec<Value>,
+    pub logs: Vec<NodeLog>,
+    /// Lines of history.jsonl that could not be read.
+    pub bad_lines: usize,
+}
+
+/// Reads `rel` inside `dir`, refusing anything whose real path is outside the folder.
+pub fn read_inside(dir: &Path, rel: &str) -> Option<String> {
+    let root = dir.canonicalize().ok()?;
+    let path = root.join(rel).canonicalize().ok()?;
+    if !path.starts_with(&root) || !path.is_file() {
+        return None;
+    }
+    if std::fs::metadata(&path).ok()?.len() > MAX_FILE {
+        return None;
+    }
+    let bytes = std::fs::read(&path).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn patterns() -> &'static (RegexSet, Vec<(Regex, &'static str)>) {
+    static P: OnceLock<(RegexSet, Vec<(Regex, &'static str)>)> = OnceLock::new();
+    P.get_or_init(|| {
+        let rules: Vec<(&str, &str)> = vec![
+            // Authorization headers: everything after the colon.
+            (
+                r#"(?i)(\bauthorization["']?\s*[:=]\s*)[^\n]*"#,
+                "${1}[redacted]",
+            ),
+            // key = value, key: value, "key": "value" for secret-looking keys.
+            (
+                r#"(?i)(\b[\w.-]*(?:secret|password|passwd|token|api[_-]?key|access[_-]?key|credential|signature|session[_-]?key|private[_-]?key)[\w.-]*\b["']?\s*[:=]\s*["']?)([^\s"',;&}\]]+)"#,
+                "${1}[redacted]",
+            ),
+            // Command-line flags: --secret-key VALUE, --password=VALUE.
+            (
+                r#"(?i)(--?[\w-]*(?:secret|password|passwd|token|credential)[\w-]*(?:\s+|=)["']?)([^\s"']+)"#,
+                "${1}[redacted]",
+            ),
+            // Query strings of signed URLs.
+            (
+                r"(?i)(x-amz-(?:signature|credential|security-token)=)[^&\s]+",
+                "${1}[redacted]",
+            ),
+            // AWS access key ids.
+            (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "[redacted]"),
+            // user:password@ in URLs.
+            (r"(://[^/\s:@]+:)[^@\s/]+@", "${1}[redacted]@"),
+            // PEM private keys.
+            (
+                r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+                "[redacted private key]",
+            ),
+        ];
+        let set = RegexSet::new(rules.iter().map(|(p, _)| *p)).expect("redaction patterns");
+        let list = rules
+            .into_iter()
+            .map(|(p, r)| (Regex::new(p).expect("redaction pattern"), r))
+            .collect();
+        (set, list)
+    })
+}
+
+/// Replaces credentials (S3 secret keys, passwords, tokens, signed URLs, Authorization headers,
+/// AWS key ids, private keys) with `[redacted]`.
+pub fn redact(text: &str) -> String {
+    let (set, list) = patterns();
+    let hits = set.matches(text);
+    if !hits.matched_any() {
+        return text.to_string();
+    }
+    let mut out = text.to_string();
+    for i in hits.iter() {
+        let (re, rep) = &list[i];
+        out = re.replace_all(&out, *rep).into_owned();
+    }
+    out
+}
+
+/// Redacts every string inside a JSON value (keys that name a secret blank their value).
+pub fn redact_value(v: &mut Value) {
+    match v {
+        Value::String(s) => {
+            let r = redact(s);
+            if r != *s {
+                *s = r;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact_value),
+        Value::Object(o) => {
+            for (k, val) in o.iter_mut() {
+                let lk = k.to_ascii_lowercase();
+                if ["secret", "password", "token", "credential", "access_key"]
+                    .iter()
+                    .any(|w| lk.contains(w))
+                    && !val.is_null()
+                {
+                    *val = Value::String("[redacted]".into());
+                } else {
+                    redact_value(val);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn bad(path: &Path, what: impl std::fmt::Display) -> HarnessError {
+    HarnessError::BadInput(format!("{}: {what}", path.display()))
+}
+
+/// Reads a run folder. result.json must be there; everything else is optional.
+pub fn load(dir: &Path) -> Result<RunFolder> {
+    if !dir.is_dir() {
+        return Err(bad(dir, "not a run folder (no such directory)"));
+    }
+    let result_text = read_inside(dir, "result.json")
+        .ok_or_else(|| bad(dir, "no result.json inside the run folder"))?;
+    let mut result: Value =
+        serde_json::from_str(&result_text).map_err(|e| bad(&dir.join("result.json"), e))?;
+    redact_value(&mut result);
+    let scenario = redact(&read_inside(dir, "scenario.yaml").unwrap_or_default());
+    let (ops, bad_lines) = parse_history(&read_inside(dir, "history.jsonl").unwrap_or_default());
+    let faults = read_inside(dir, "faults.jsonl")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|mut v| {
+            redact_value(&mut v);
+            v
+        })
+        .collect();
+    let logs = read_logs(dir);
+    Ok(RunFolder {
+        dir: dir.to_path_buf(),
+        result,
+        scenario,
+        ops,
+        faults,
+        logs,
+        bad_lines,
+    })
+}
+
+fn read_logs(dir: &Path) -> Vec<NodeLog> {
+    let Ok(root) = dir.canonicalize() else {
+        return Vec::new();
+    };
+    let Ok(logs_dir) = root.join("logs").canonicalize() else {
+        return Vec::new();
+    };
+    if !logs_dir.starts_with(&root) {
+        return Vec::new();
+    }
+    let mut names: Vec<String> = std::fs::read_dir(&logs_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let text = read_inside(dir, &format!("logs/{name}"))?;
+            Some(NodeLog {
+                node: name.trim_end_matches(".log").to_string(),
+                lines: parse_log(&text),
+            })
+        })
+        .collect()
+}
+
+/// `[   12.345678] text` lines; lines without the prefix keep the time of the line before.
+pub fn parse_log(text: &str) -> Vec<LogLine> {
+    let mut last = None;
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let mut time = last;
+            let mut body = line;
+            if let Some(rest) = line.strip_prefix('[') {
+                if let Some(end) = rest.find("] ") {
+                    if let Ok(t) = rest[..end].trim().parse::<f64>() {
+                        time = Some(t);
+                        body = &rest[end + 2..];
+                    }
+                }
+            }
+            last = time;
+            LogLine {
+                time,
+                text: redact(body),
+                number: i + 1,
+            }
+        })
+        .collect()
+}
+
+/// Pairs invocations with completions per process. Returns the operations in invocation order
+/// and the number of lines that could not be read.
+pub fn parse_history(text: &str) -> (Vec<Op>, usize) {
+    let mut ops: Vec<Op> = Vec::new();
+    let mut open: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut bad = 0;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Ok(mut e) = serde_json::from_str::<Value>(line) else {
+            bad += 1;
+            continue;
+        };
+        let (Some(process), Some(kind)) = (e["process"].as_u64(), e["type"].as_str()) else {
+            bad += 1;
+            continue;
+        };
+        let time = e["time"].as_u64().unwrap_or(0);
+        match kind {
+            "invoke" => {
+                if let Some(prev) = open.remove(&process) {
+                    ops[prev].outcome = Outcome::Info;
+                }
+                let mut value = e["value"].take();
+                redact_value(&mut value);
+                open.insert(process, ops.len());
+                ops.push(Op {
+                    id: ops.len(),
+                    process,
+                    f: e["f"].as_str().unwrap_or("?").to_string(),
+                    key: match &e["key"] {
+                        Value::Null => None,
+                        Value::String(s) => Some(redact(s)),
+                        other => Some(other.to_string()),
+                    },
+                    value,
+                    output: Value::Null,
+                    outcome: Outcome::Info,
+                    invoke: time,
+                    complete: None,
+                    node: e["node"].as_str().map(redact),
+                    line: i + 1,
+                });
+            }
+            "ok" | "fail" | "info" => {
+                let Some(at) = open.remove(&process) else {
+                    bad += 1;
+                    continue;
+                };
+                let op = &mut ops[at];
+                op.outcome = match kind {
+                    "ok" => Outcome::Ok,
+                    "fail" => Outcome::Fail,
+                    _ => Outcome::Info,
+                };
+                op.complete = Some(time);
+                let mut out = e["value"].take();
+                redact_value(&mut out);
+                op.output = out;
+                if op.node.is_none() {
+                    op.node = e["node"].as_str().map(redact);
+                }
+            }
+            _ => bad += 1,
+        }
+    }
+    (ops, bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_credentials() {
+        for (input, secret) in [
+            (
+                "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG",
+                "wJalrXUtnFEMI",
+            ),
+            (
+                "aws_access_key_id: AKIAIOSFODNN7EXAMPLE",
+                "AKIAIOSFODNN7EXAMPLE",
+            ),
+            (
+                "Authorization: AWS4-HMAC-SHA256 Credential=x/y, Signature=abcdef",
+                "abcdef",
+            ),
+            ("{\"password\":\"hunter2\"}", "hunter2"),
+            ("GET /b/o?X-Amz-Signature=deadbeef&x=1", "deadbeef"),
+            ("http://admin:s3cr3t@minio:9000/", "s3cr3t"),
+            ("--s3-secret-key 'topsecret'", "topsecret"),
+        ] {
+            let out = redact(input);
+            assert!(!out.contains(secret), "{input} -> {out}");
+            assert!(out.contains("[redacted]"), "{input} -> {out}");
+        }
+        assert_eq!(redact("became leader at term 3"), "became leader at term 3");
+    }
+
+    #[test]
+    fn pairs_operations_and_retires_unfinished_ones() {
+        let text = r#"{"index":0,"time":10,"process":0,"type":"invoke","f":"write","key":"k","value":1}
+{"index":1,"time":20,"process":1,"type":"invoke","f":"read","key":"k","value":null}
+{"index":2,"time":30,"process":0,"type":"ok","f":"write","key":"k","value":1}
+{"index":3,"time":40,"process":1,"type":"ok","f":"read","key":"k","value":1}
+{"index":4,"time":50,"process":2,"type":"invoke","f":"write","key":"k","value":2}
+not json"#;
+        let (ops, bad) = parse_history(text);
+        assert_eq!(bad, 1);
+        assert_eq!(ops.len(), 3);
+        assert_eq!(ops[1].describe(), "read → 1");
+        assert_eq!(ops[1].complete, Some(40));
+        assert_eq!(ops[2].outcome, Outcome::Info);
+        assert_eq!(ops[2].line, 5);
+    }
+
+    #[test]
+    fn log_prefix_is_the_time() {
+        let lines = parse_log("[    1.500000] hello\ncontinued\n[   2.000000] bye");
+        assert_eq!(lines[0].time, Some(1.5));
+        assert_eq!(lines[1].time, Some(1.5));
+        assert_eq!(lines[1].text, "continued");
+        assert_eq!(lines[2].text, "bye");
+    }
+}

@@ -1,0 +1,116 @@
+//! The run folder's report, a pure function of the folder: index.html (one self-contained page:
+//! summary in sentences, timeline, violation view, latency, logs around faults), junit.xml and
+//! report.json (the sentences, for the index of runs). `index` builds reports/index.html over
+//! many run folders. Nothing here talks to Docker or the network, and nothing reads outside
+//! the run folder.
+
+pub mod analyze;
+pub mod data;
+pub mod index;
+pub mod junit;
+pub mod load;
+pub mod page;
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::error::{HarnessError, Result};
+use load::show;
+
+pub use index::render_index;
+
+/// The rendered files of one run folder.
+pub struct Rendered {
+    pub html: String,
+    pub junit: String,
+    /// report.json: verdict sentences and counts, for the index.
+    pub summary: Value,
+    /// One line for stdout.
+    pub line: String,
+}
+
+/// Renders a run folder without writing anything.
+pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
+    let run = load::load(run_dir)?;
+    let model = page::model(&run);
+    let html = page::render(&model).into_string();
+    let r = &run.result;
+    let folder = run_dir.display().to_string();
+    let checks: Vec<(String, String, Vec<String>, String)> = model
+        .checks
+        .iter()
+        .map(|c| {
+            (
+                c.name.clone(),
+                c.verdict.clone(),
+                c.sentences.iter().map(|s| s.text.clone()).collect(),
+                c.summary.clone(),
+            )
+        })
+        .collect();
+    let cases = junit::RunCases {
+        scenario: show(&r["scenario"]),
+        seed: show(&r["seed"]),
+        verdict: show(&r["verdict"]),
+        folder: folder.clone(),
+        command: show(&r["command"]),
+        duration_s: r["duration_s"].as_f64().unwrap_or(0.0),
+        checks: checks.clone(),
+        error: r["error"].as_str().map(str::to_string),
+    };
+    let junit = junit::junit(std::slice::from_ref(&cases), false)?;
+    let headline =
+        page::headline(&model.checks).or_else(|| r["error"].as_str().map(str::to_string));
+    let line = format!(
+        "{}: {} (seed {}, {} ops, {:.1} s){} {}",
+        show(&r["scenario"]),
+        show(&r["verdict"]),
+        show(&r["seed"]),
+        run.ops.len(),
+        r["duration_s"].as_f64().unwrap_or(0.0),
+        headline
+            .as_ref()
+            .map(|h| format!(": {h}"))
+            .unwrap_or_default(),
+        folder
+    );
+    let summary = json!({
+        "scenario": r["scenario"],
+        "seed": r["seed"],
+        "verdict": r["verdict"],
+        "started": r["started"],
+        "duration_s": r["duration_s"],
+        "system": r["system"],
+        "command": r["command"],
+        "operations": run.ops.len(),
+        "faults": model.windows.len(),
+        "headline": headline,
+        "checks": checks.iter().map(|(n, v, s, d)| json!({"name": n, "verdict": v, "sentences": s, "summary": d})).collect::<Vec<_>>(),
+        "error": r["error"],
+    });
+    Ok(Rendered {
+        html,
+        junit,
+        summary,
+        line,
+    })
+}
+
+/// Writes index.html, junit.xml and report.json into the run folder; returns the one-line summary.
+pub fn render(run_dir: &Path) -> Result<String> {
+    let out = render_folder(run_dir)?;
+    let write = |name: &str, body: &[u8]| {
+        std::fs::write(run_dir.join(name), body)
+            .map_err(|e| HarnessError::infra(format!("cannot write {name}: {e}")))
+    };
+    write("index.html", out.html.as_bytes())?;
+    write("junit.xml", out.junit.as_bytes())?;
+    write(
+        "report.json",
+        serde_json::to_string_pretty(&out.summary)
+            .unwrap_or_default()
+            .as_bytes(),
+    )?;
+    Ok(out.line)
+}

@@ -1,0 +1,585 @@
+//! The run's index.html: one self-contained file (inline CSS, JS and SVG; nothing from the
+//! network). Every text from the run folder goes through maud's escaping; the data the script
+//! draws is embedded as JSON with every `<` escaped.
+
+use std::collections::BTreeMap;
+
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+
+use super::analyze::{self, secs, CheckView, Excerpt, LatencyRow, Violation, Window};
+use super::data;
+use super::load::{show, Op, Outcome, RunFolder};
+
+pub const CSS: &str = include_str!("report.css");
+pub const JS: &str = include_str!("report.js");
+
+/// Everything computed for one page.
+pub struct Model<'a> {
+    pub run: &'a RunFolder,
+    pub end: u64,
+    pub windows: Vec<Window>,
+    pub checks: Vec<CheckView>,
+    pub violations: Vec<Violation>,
+    pub latency: Vec<LatencyRow>,
+    pub excerpts: Vec<Excerpt>,
+    pub versions: Vec<(String, String)>,
+    pub data: String,
+}
+
+pub fn model(run: &RunFolder) -> Model<'_> {
+    let end = analyze::run_end(run);
+    let windows = analyze::windows(run, end);
+    let nodes = analyze::nodes(run);
+    let (marks, segments) = analyze::lifecycle(run, &nodes, end);
+    let (checks, violations) = analyze::violations_and_checks(run, &windows);
+    let latency = analyze::latency_rows(&run.ops, &windows);
+    let excerpts = analyze::excerpts(run, &windows, &violations);
+    let versions = analyze::versions(run);
+    let doc = data::document(
+        &run.ops,
+        &windows,
+        &marks,
+        &segments,
+        &nodes,
+        &violations,
+        end,
+    );
+    Model {
+        run,
+        end,
+        windows,
+        checks,
+        violations,
+        latency,
+        excerpts,
+        versions,
+        data: data::embed(&doc),
+    }
+}
+
+fn verdict_words(v: &str) -> &'static str {
+    match v {
+        "ok" => "passed",
+        "illegal" => "violation",
+        "unknown" => "undecided",
+        "interrupted" => "interrupted",
+        "error" => "not run",
+        _ => "unknown",
+    }
+}
+
+fn badge(v: &str) -> Markup {
+    html! { span class={"badge v-" (v)} { (verdict_words(v)) } }
+}
+
+fn ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+pub fn render(m: &Model) -> Markup {
+    let r = &m.run.result;
+    let verdict = show(&r["verdict"]);
+    let scenario = show(&r["scenario"]);
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                link rel="icon" href="data:,";
+                meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'none'";
+                title { (scenario) " seed " (show(&r["seed"])) ": " (verdict_words(&verdict)) " — chaos" }
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                nav {
+                    span.brand { "chaos" }
+                    a href="#summary" { "Summary" }
+                    a href="#timeline" { "Timeline" }
+                    @if !m.violations.is_empty() { a href="#violations" { "Violations" } }
+                    a href="#latency" { "Latency" }
+                    a href="#faults" { "Faults" }
+                    a href="#logs" { "Logs" }
+                    a href="#scenario" { "Scenario" }
+                    a.up href="../../index.html" { "All runs" }
+                }
+                main {
+                    (summary(m, &verdict, &scenario))
+                    (timeline(m))
+                    @if !m.violations.is_empty() {
+                        section #violations {
+                            h2 { "Violations" }
+                            @for v in &m.violations { (violation(m, v)) }
+                        }
+                    }
+                    (latency(m))
+                    (faults(m))
+                    (logs(m))
+                    section #scenario {
+                        h2 { "Scenario" }
+                        pre.scenario { (m.run.scenario) }
+                        p.files { "Run folder files: "
+                            a href="history.jsonl" { "history.jsonl" } " · "
+                            a href="faults.jsonl" { "faults.jsonl" } " · "
+                            a href="result.json" { "result.json" } " · "
+                            a href="plan.json" { "plan.json" } " · "
+                            a href="scenario.yaml" { "scenario.yaml" } " · "
+                            a href="junit.xml" { "junit.xml" }
+                            @for l in &m.run.logs { " · " a href={"logs/" (l.node) ".log"} { "logs/" (l.node) ".log" } }
+                        }
+                    }
+                }
+                div #tip role="tooltip" {}
+                script #chaos-data type="application/json" { (PreEscaped(&m.data)) }
+                script { (PreEscaped(JS)) }
+            }
+        }
+    }
+}
+
+fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
+    let r = &m.run.result;
+    let stats = &r["stats"];
+    let mut outcomes: BTreeMap<Outcome, usize> = BTreeMap::new();
+    for o in &m.run.ops {
+        *outcomes.entry(o.outcome).or_default() += 1;
+    }
+    let mut fault_kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for w in &m.windows {
+        *fault_kinds.entry(w.action.as_str()).or_default() += 1;
+    }
+    let skipped = m
+        .run
+        .faults
+        .iter()
+        .filter(|f| f["outcome"].as_str().is_some_and(|o| o != "ok"))
+        .count();
+    html! {
+        section #summary class={"summary s-" (verdict)} {
+            div.head {
+                h1 { (scenario) }
+                (badge(verdict))
+            }
+            @if let Some(d) = r["description"].as_str() { p.desc { (d) } }
+            ul.checks {
+                @for c in &m.checks {
+                    li {
+                        (badge(&c.verdict)) " "
+                        strong { (c.name) } ": "
+                        @for (i, s) in c.sentences.iter().enumerate() {
+                            @if i > 0 { br; }
+                            @match &s.anchor {
+                                Some(a) => { span.sentence { (s.text) } " " a href={"#" (a)} { "see the violation →" } }
+                                None => { span.sentence { (s.text) } }
+                            }
+                        }
+                    }
+                }
+                @if let Some(e) = r["error"].as_str() {
+                    li { (badge(verdict)) " " strong { "not checked" } ": " span.sentence { (e) } }
+                }
+                @if m.run.bad_lines > 0 {
+                    li { span.badge.v-unknown { "note" } " " (m.run.bad_lines) " line(s) of history.jsonl could not be read" }
+                }
+            }
+            div.facts {
+                dl {
+                    dt { "seed" } dd { (show(&r["seed"])) }
+                    dt { "system" } dd { (show(&r["system"]))
+                        @for (name, v) in &m.versions { " · " (name) " " (v) } }
+                    dt { "started" } dd { (show(&r["started"])) }
+                    dt { "duration" } dd { (format!("{:.1} s", r["duration_s"].as_f64().unwrap_or(m.end as f64 / 1e9))) " (history spans " (secs(m.end)) ")" }
+                    dt { "run id" } dd { (show(&r["run_id"])) }
+                }
+                dl {
+                    dt { "operations" } dd {
+                        (m.run.ops.len()) ": "
+                        span.o-ok { (outcomes.get(&Outcome::Ok).copied().unwrap_or(0)) " ok" } ", "
+                        span.o-fail { (outcomes.get(&Outcome::Fail).copied().unwrap_or(0)) " failed" } ", "
+                        span.o-info { (outcomes.get(&Outcome::Info).copied().unwrap_or(0)) " unknown (info)" }
+                    }
+                    dt { "by kind" } dd {
+                        @for (i, (f, c)) in stats["by_kind"].as_object().into_iter().flatten().enumerate() {
+                            @if i > 0 { " · " }
+                            (f) " " (c["ok"].as_u64().unwrap_or(0)) "/" (c["fail"].as_u64().unwrap_or(0)) "/" (c["info"].as_u64().unwrap_or(0))
+                        }
+                        @if stats["by_kind"].as_object().is_some() { span.muted { " (ok/fail/info)" } }
+                    }
+                    dt { "faults" } dd {
+                        @if fault_kinds.is_empty() { "none" }
+                        @for (i, (k, c)) in fault_kinds.iter().enumerate() {
+                            @if i > 0 { " · " } (k) " ×" (c)
+                        }
+                        @if skipped > 0 { span.muted { " (" (skipped) " skipped)" } }
+                    }
+                }
+            }
+            div.repro {
+                span.muted { "reproduce: " }
+                code #repro { (show(&r["command"])) }
+                button type="button" data-copy="repro" { "copy" }
+            }
+        }
+    }
+}
+
+fn timeline(m: &Model) -> Markup {
+    let keys: Vec<String> = {
+        let mut k: Vec<String> = m.run.ops.iter().filter_map(|o| o.key.clone()).collect();
+        k.sort();
+        k.dedup();
+        k
+    };
+    html! {
+        section #timeline {
+            h2 { "Timeline" }
+            div.toolbar {
+                label { "key " select #key-filter {
+                    option value="" { "all keys" }
+                    @for k in &keys { option value=(k) { (k) } }
+                } }
+                button type="button" data-zoom="in" { "zoom in" }
+                button type="button" data-zoom="out" { "zoom out" }
+                button type="button" data-zoom="reset" { "whole run" }
+                span.legend {
+                    i.sw.ok {} "ok " i.sw.fail {} "fail " i.sw.info {} "info (unknown) " i.sw.viol {} "violation "
+                    i.sw.band {} "fault window"
+                }
+                span.muted.hint { "wheel: zoom · drag: pan · hover: details" }
+            }
+            div.chart #tl-wrap { canvas #tl {} }
+            noscript { p { "The timeline needs JavaScript; the tables below do not." } }
+        }
+    }
+}
+
+fn latency(m: &Model) -> Markup {
+    html! {
+        section #latency {
+            h2 { "Latency and throughput" }
+            p.muted { "Each dot is an operation at its invocation, its latency on a log scale; the bands are fault windows. The charts follow the timeline's zoom." }
+            div.chart #lat-wrap { canvas #lat {} }
+            div.chart #thr-wrap { canvas #thr {} }
+            table.num {
+                thead {
+                    tr { th rowspan="2" { "operation" } th colspan="5" { "inside fault windows" } th colspan="5" { "outside fault windows" } }
+                    tr { @for _ in 0..2 { th { "n" } th { "p50 ms" } th { "p90 ms" } th { "p99 ms" } th { "max ms" } } }
+                }
+                tbody {
+                    @for row in &m.latency {
+                        tr {
+                            td { (row.f) }
+                            @for (n, p) in [(row.inside_n, row.inside), (row.outside_n, row.outside)] {
+                                td { (n) }
+                                @match p {
+                                    Some(p) => { @for x in p { td { (ms(x)) } } }
+                                    None => { td colspan="4" .muted { "—" } }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn faults(m: &Model) -> Markup {
+    html! {
+        section #faults {
+            h2 { "Faults" }
+            @if m.run.faults.is_empty() { p.muted { "No fault was injected." } }
+            @else {
+                table {
+                    thead { tr { th { "time" } th { "step" } th { "fault" } th { "phase" } th { "trigger" } th { "outcome" } } }
+                    tbody {
+                        @for f in &m.run.faults {
+                            tr class={ @if f["outcome"].as_str().is_some_and(|o| o != "ok") { "skipped" } } {
+                                td.num { (secs(f["time"].as_u64().unwrap_or(0))) }
+                                td { (show(&f["step"])) }
+                                td { (analyze::fault_label(f)) }
+                                td { (show(&f["phase"])) }
+                                td.trig { (show(&f["trigger"])) }
+                                td { (show(&f["outcome"])) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn logs(m: &Model) -> Markup {
+    html! {
+        section #logs {
+            h2 { "Logs around faults and violations" }
+            @if m.excerpts.is_empty() { p.muted { "No node logs in this run folder." } }
+            @for (i, e) in m.excerpts.iter().enumerate() {
+                details.excerpt class=(e.kind) open[i < 3 || e.kind != "fault"] {
+                    summary { span.t { (secs(e.time)) } " " span class={"kind k-" (e.kind)} { (e.kind) } " " (e.title) }
+                    @for (node, lines, marked) in &e.nodes {
+                        div.node { (node) }
+                        div.log {
+                            @for l in lines {
+                                div class={ "ll" @if Some(l.number) == *marked { " trig" } } {
+                                    span.lt { (l.time.map(|t| format!("{t:.3}")).unwrap_or_default()) }
+                                    @if Some(l.number) == *marked { span.tmark { "trigger ▶" } }
+                                    span.lx { (l.text) }
+                                }
+                            }
+                        }
+                    }
+                    @if e.nodes.is_empty() { p.muted { "no log lines in that window" } }
+                }
+            }
+        }
+    }
+}
+
+/// The violation view: the key's sub-history around the point where linearization stops, drawn
+/// as an SVG (lanes per process, the linearization's order numbered, the op that cannot be placed
+/// in red), then the order as a table and the needed against the possible states.
+fn violation(m: &Model, v: &Violation) -> Markup {
+    let ops = &m.run.ops;
+    if !v.lost_rows.is_empty() || !v.answers.is_empty() {
+        return html! {
+            article.violation id=(v.anchor) {
+                h3 { (v.check) }
+                p.sentence.big { (capitalize(&v.sentence)) }
+                p.muted { "The checker: " (v.checker_message) }
+                @if !v.lost_rows.is_empty() {
+                    h4 { "Lost writes" }
+                    table {
+                        tr { th { "write" } th { "acknowledged at" } th { "process" } th { "fault around it" } }
+                        @for (w, t, p, f) in &v.lost_rows {
+                            tr { td { (w) } td.num { (secs(*t)) } td { (p) } td { (f.clone().unwrap_or_else(|| "none".into())) } }
+                        }
+                    }
+                }
+                @for answers in &v.answers {
+                    h4 { "The answers, side by side" }
+                    div.side {
+                        @for (d, p, t, st) in answers {
+                            table.kv.op {
+                                tr { th { "answer" } td { strong { (d) } } }
+                                tr { th { "process" } td { (p) } }
+                                tr { th { "invoked" } td { (secs(*t)) } }
+                                tr { th { "outcome" } td { (st) } }
+                            }
+                        }
+                    }
+                }
+            }
+        };
+    }
+    html! {
+        article.violation id=(v.anchor) {
+            h3 { "Key " (v.key) " — " (v.check) }
+            p.sentence.big { (capitalize(&v.sentence)) }
+            p.muted { "The checker: " (v.checker_message) }
+            (violation_svg(ops, v))
+            div.cols {
+                div {
+                    h4 { "Cannot be placed" }
+                    @if let Some(b) = v.bad {
+                        (op_table(&ops[b]))
+                    }
+                    table.kv {
+                        tr { th { "needs" } td.needs { (v.needs) } }
+                        tr { th { "state could only be" } td.saw { (v.states.join(" | ")) } }
+                    }
+                    @if let Some(s) = &v.stale {
+                        h4 { "The two answers" }
+                        div.side {
+                            div { p.muted { "acknowledged first" } (op_table(&ops[s.newer])) }
+                            div { p.muted { "read later" } (op_table(&ops[s.read])) }
+                        }
+                    }
+                    @if !v.lost.is_empty() {
+                        h4 { "Lost writes" }
+                        table {
+                            tr { th { "value" } th { "acknowledged at" } th { "process" } th { "missing from read at" } th { "fault before" } }
+                            @for l in &v.lost {
+                                tr {
+                                    td { (show(&ops[l.add].value)) }
+                                    td { (secs(ops[l.add].complete.unwrap_or(0))) }
+                                    td { (ops[l.add].process) }
+                                    td { (secs(ops[l.read].invoke)) }
+                                    td { (l.fault.clone().unwrap_or_else(|| "none".into())) }
+                                }
+                            }
+                        }
+                    }
+                }
+                div {
+                    h4 { "Longest partial linearization (" (v.linearization.len()) " operations, last 15)" }
+                    table.lin {
+                        tr { th { "#" } th { "operation" } th { "process" } th { "state after" } }
+                        @let n = v.linearization.len();
+                        @for (i, (idx, d, state)) in v.linearization.iter().enumerate().skip(n.saturating_sub(15)) {
+                            tr {
+                                td.num { (i + 1) }
+                                td { (d) }
+                                td { (idx.map(|i| ops[i].process.to_string()).unwrap_or_default()) }
+                                td { (state) }
+                            }
+                        }
+                        @if let Some(b) = v.bad {
+                            tr.bad { td.num { "✗" } td { (ops[b].describe()) } td { (ops[b].process) } td { "needs " (v.needs) } }
+                        }
+                    }
+                    p { button type="button" data-focus=(v.anchor) { "show on the timeline" } }
+                }
+            }
+        }
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// A label for a narrow bar: `r 136`, `w 200`, `c 185`.
+fn short(op: &Op) -> String {
+    let v = if op.f.starts_with('r') || op.f.starts_with('g') {
+        &op.output
+    } else {
+        &op.value
+    };
+    let v = match v.as_array() {
+        Some(a) => a.last().map(show).unwrap_or_default(),
+        None => show(v),
+    };
+    format!("{} {v}", op.f.chars().next().unwrap_or('?'))
+}
+
+fn op_table(op: &Op) -> Markup {
+    html! {
+        table.kv.op {
+            tr { th { "operation" } td { strong { (op.describe()) } } }
+            tr { th { "process" } td { (op.process) @if let Some(n) = &op.node { " → " (n) } } }
+            tr { th { "invoked" } td { (secs(op.invoke)) } }
+            tr { th { "completed" } td { (op.complete.map(secs).unwrap_or_else(|| "never".into())) " (" (op.outcome.as_str()) ")" } }
+            tr { th { "history line" } td { (op.line) } }
+        }
+    }
+}
+
+fn violation_svg(ops: &[Op], v: &Violation) -> Markup {
+    let (chosen, start, end) = analyze::neighbourhood(ops, v, 10);
+    if chosen.is_empty() {
+        return html! { p.muted { "The operations of this violation are not in history.jsonl." } };
+    }
+    let mut procs: Vec<u64> = chosen.iter().map(|&i| ops[i].process).collect();
+    procs.sort_unstable();
+    procs.dedup();
+    let order: BTreeMap<usize, usize> = v
+        .linearization
+        .iter()
+        .enumerate()
+        .filter_map(|(n, (i, _, _))| i.map(|i| (i, n + 1)))
+        .collect();
+    let shown_from = v.linearization.len().saturating_sub(10) + 1;
+    // Porcupine's trick: x follows the order of invocations and completions, not wall time, so
+    // real-time precedence stays exact and every operation gets room for its label.
+    let mut events: Vec<u64> = chosen
+        .iter()
+        .flat_map(|&i| [ops[i].invoke, ops[i].complete.unwrap_or(end)])
+        .collect();
+    events.sort_unstable();
+    events.dedup();
+    let (left, width, lane_h, top) = (90.0, 1000.0, 46.0, 22.0);
+    let slot = width / events.len().max(1) as f64;
+    let rank = |t: u64| events.partition_point(|&e| e < t) as f64;
+    let x = |t: u64| left + (rank(t) + 0.5) * slot;
+    let height = top + procs.len() as f64 * lane_h + 30.0;
+    let lane = |p: u64| procs.binary_search(&p).unwrap_or(0) as f64;
+    let witness = v.stale.as_ref().map(|s| s.newer);
+    let bad = v.stale.as_ref().map(|s| s.read).or(v.bad);
+    // Centres of the numbered ops, in linearization order.
+    let mut path: Vec<(usize, f64, f64)> = chosen
+        .iter()
+        .filter_map(|&i| order.get(&i).filter(|&&n| n >= shown_from).map(|&n| (i, n)))
+        .map(|(i, n)| {
+            let o = &ops[i];
+            let cx = (x(o.invoke) + x(o.complete.unwrap_or(end))) / 2.0;
+            (n, cx, top + lane(o.process) * lane_h + 10.0)
+        })
+        .collect();
+    path.sort_by_key(|p| p.0);
+    let points: String = path
+        .iter()
+        .map(|(_, x, y)| format!("{x:.1},{y:.1}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let ticks = 6.min(events.len().saturating_sub(1)).max(1);
+    html! {
+        div.vsvg {
+            svg xmlns="http://www.w3.org/2000/svg" viewBox={"0 0 " (left + width + 20.0) " " (height)} role="img" {
+                title { "Sub-history of key " (v.key) " around the violation" }
+                @for (i, p) in procs.iter().enumerate() {
+                    @let y = top + i as f64 * lane_h;
+                    rect x="0" y=(y) width=(left + width + 20.0) height=(lane_h) class={ "lane" @if i % 2 == 1 { " odd" } } {}
+                    text x="8" y=(y + 33.0) class="pl" { "process " (p) }
+                }
+                @for t in 0..=ticks {
+                    @let k = (events.len().saturating_sub(1)) * t / ticks;
+                    @let xx = left + (k as f64 + 0.5) * slot;
+                    line x1=(format!("{xx:.1}")) x2=(format!("{xx:.1}")) y1=(top - 6.0) y2=(height - 24.0) class="grid" {}
+                    text x=(format!("{xx:.1}")) y=(height - 8.0) class="tick" text-anchor="middle" { (format!("{:.3} s", events.get(k).copied().unwrap_or(start) as f64 / 1e9)) }
+                }
+                @for &i in &chosen {
+                    @let o = &ops[i];
+                    @let x0 = x(o.invoke);
+                    @let x1 = x(o.complete.unwrap_or(end)).max(x0 + 3.0);
+                    @let y = top + lane(o.process) * lane_h + 18.0;
+                    @let n = order.get(&i).copied();
+                    @let cls = if Some(i) == bad { "op bad" } else if Some(i) == witness { "op wit" } else if n.is_some() { "op lin" } else { "op other" };
+                    g class=(cls) {
+                        title { (o.describe()) " · process " (o.process) " · " (secs(o.invoke)) " → " (o.complete.map(secs).unwrap_or_else(|| "never".into()))
+                            @if let Some(n) = n { " · linearized #" (n) } @if Some(i) == bad { " · cannot be placed" } }
+                        rect x=(format!("{x0:.1}")) y=(y) width=(format!("{:.1}", x1 - x0)) height="22" rx="3" {}
+                        @let label = o.describe();
+                        @let fits = (x1 - x0 - 6.0) / 6.2;
+                        @if fits >= label.chars().count() as f64 {
+                            text x=(format!("{:.1}", x0 + 4.0)) y=(y + 15.0) class="ol" { (label) }
+                        } @else if fits >= 3.0 {
+                            text x=(format!("{:.1}", x0 + 3.0)) y=(y + 15.0) class="ol" { (short(o)) }
+                        }
+                    }
+                }
+                @if path.len() > 1 { polyline points=(points) class="order" {} }
+                @for (n, cx, cy) in &path {
+                    circle cx=(format!("{cx:.1}")) cy=(format!("{cy:.1}")) r="10" class="num" {}
+                    text x=(format!("{cx:.1}")) y=(format!("{:.1}", cy + 3.0)) class="numt" text-anchor="middle" { (n) }
+                }
+            }
+            p.legend {
+                i.sw.lin {} "linearized (numbered in the checker's order, last 10) "
+                i.sw.viol {} @if witness.is_some() { "the stale read " } @else { "cannot be placed " }
+                @if witness.is_some() { i.sw.wit {} "the newer write, acknowledged before the read began " }
+                i.sw.other {} "not linearized yet · x follows the order of events, not wall time"
+            }
+        }
+    }
+}
+
+/// The first sentence of the first violation, for stdout and junit.
+pub fn headline(checks: &[CheckView]) -> Option<String> {
+    checks
+        .iter()
+        .find(|c| c.verdict != "ok")
+        .and_then(|c| c.sentences.first())
+        .map(|s| s.text.clone())
+}

@@ -1,0 +1,207 @@
+//! Suites for nightly jobs: a list of scenarios, each with seeds, expanded into (scenario, seed)
+//! plays; `--shard i/n` keeps a deterministic share so a CI matrix spreads one suite over many
+//! machines, and the shards together play every pair exactly once.
+//!
+//! ```yaml
+//! name: nightly                           # optional
+//! scenarios:
+//!   - scenario: etcd/register-faults.yaml # relative to the suite file
+//!     seeds: 5                            # five seeds: first_seed, first_seed + 1, ...
+//!     first_seed: 100                     # default 1
+//!   - scenario: etcd/stale-reads.yaml
+//!     seeds: [1, 7, 42]                   # or an explicit list
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::Deserialize;
+
+use crate::error::{HarnessError, Result};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub scenarios: Vec<Entry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub scenario: PathBuf,
+    pub seeds: Seeds,
+    #[serde(default)]
+    pub first_seed: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Seeds {
+    Count(u64),
+    List(Vec<u64>),
+}
+
+/// One run of a suite.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Play {
+    pub scenario: PathBuf,
+    pub seed: u64,
+}
+
+/// `i/n`: the i-th of n shards, 1-based.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Shard, String> {
+        let bad = || format!("--shard expects i/n with 1 <= i <= n (like 2/3), got `{s}`");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: usize = i.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl Shard {
+    /// Round-robin over the suite's order: each scenario's seeds spread over the shards, so long
+    /// and short scenarios share the machines evenly.
+    pub fn keeps(&self, position: usize) -> bool {
+        position % self.count == self.index - 1
+    }
+}
+
+/// Reads a suite file.
+pub fn load(path: &Path) -> Result<Suite> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
+    parse(&text).map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))
+}
+
+pub fn parse(text: &str) -> std::result::Result<Suite, String> {
+    let suite: Suite = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    if suite.scenarios.is_empty() {
+        return Err("a suite needs at least one entry under `scenarios`".into());
+    }
+    for e in &suite.scenarios {
+        if let Seeds::Count(0) = e.seeds {
+            return Err(format!(
+                "{}: `seeds` must be at least 1",
+                e.scenario.display()
+            ));
+        }
+        if let Seeds::List(l) = &e.seeds {
+            if l.is_empty() {
+                return Err(format!(
+                    "{}: `seeds` is an empty list",
+                    e.scenario.display()
+                ));
+            }
+        }
+    }
+    Ok(suite)
+}
+
+/// Every (scenario, seed) of the suite, in the suite's order; scenario paths are resolved
+/// against the suite file's folder.
+pub fn expand(suite: &Suite, base: &Path) -> Vec<Play> {
+    let mut plays = Vec::new();
+    for e in &suite.scenarios {
+        let scenario = if e.scenario.is_absolute() {
+            e.scenario.clone()
+        } else {
+            base.join(&e.scenario)
+        };
+        let seeds: Vec<u64> = match &e.seeds {
+            Seeds::Count(n) => {
+                let first = e.first_seed.unwrap_or(1);
+                (0..*n).map(|i| first + i).collect()
+            }
+            Seeds::List(l) => l.clone(),
+        };
+        for seed in seeds {
+            plays.push(Play {
+                scenario: scenario.clone(),
+                seed,
+            });
+        }
+    }
+    plays
+}
+
+/// The plays of a suite file, optionally only one shard's share.
+pub fn plays(path: &Path, shard: Option<Shard>) -> Result<Vec<Play>> {
+    let suite = load(path)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let all = expand(&suite, base);
+    Ok(match shard {
+        Some(s) => all
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| s.keeps(*i))
+            .map(|(_, p)| p)
+            .collect(),
+        None => all,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SUITE: &str = "name: nightly\nscenarios:\n  - scenario: etcd/a.yaml\n    seeds: 4\n    first_seed: 10\n  - scenario: /abs/b.yaml\n    seeds: [3, 5]\n";
+
+    #[test]
+    fn expands_counts_and_lists() {
+        let s = parse(SUITE).unwrap();
+        let p = expand(&s, Path::new("suites"));
+        assert_eq!(p.len(), 6);
+        assert_eq!(p[0].scenario, PathBuf::from("suites/etcd/a.yaml"));
+        assert_eq!(p[3].seed, 13);
+        assert_eq!(
+            p[5],
+            Play {
+                scenario: "/abs/b.yaml".into(),
+                seed: 5
+            }
+        );
+    }
+
+    #[test]
+    fn shards_cover_everything_once() {
+        let s = parse(SUITE).unwrap();
+        let all = expand(&s, Path::new("."));
+        let mut seen = Vec::new();
+        for i in 1..=4 {
+            let shard: Shard = format!("{i}/4").parse().unwrap();
+            seen.extend(
+                all.iter()
+                    .enumerate()
+                    .filter(|(j, _)| shard.keeps(*j))
+                    .map(|(_, p)| p.clone()),
+            );
+        }
+        seen.sort();
+        let mut want = all.clone();
+        want.sort();
+        assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        assert!("0/3".parse::<Shard>().is_err());
+        assert!("4/3".parse::<Shard>().is_err());
+        assert!("x".parse::<Shard>().is_err());
+        assert!(parse("scenarios: []\n").is_err());
+        assert!(parse("scenarios:\n  - scenario: a.yaml\n    seeds: 0\n").is_err());
+        assert!(parse("scenarios:\n  - scenario: a.yaml\n    seeds: 1\n    typo: 2\n").is_err());
+    }
+}
