@@ -4,7 +4,7 @@
 //! and a generated 1,000,000-operation key-value history.
 //!
 //! `BENCH_ONLY=substring` limits the table to matching files; `BENCH_SKIP_1M=1`
-//! skips the big history.
+//! skips the big history, `BENCH_1M_ONLY=1` runs only that.
 
 use checker::history::{Event, EventType, History};
 use checker::linearizable::{check, Budget};
@@ -98,6 +98,10 @@ fn main() {
             })
             .collect();
     let only = std::env::var("BENCH_ONLY").ok();
+    if std::env::var_os("BENCH_1M_ONLY").is_some() {
+        big_history();
+        return;
+    }
     let budget = Budget::with_timeout(Duration::from_secs(60));
 
     println!(
@@ -221,6 +225,12 @@ fn main() {
     }
 
     if std::env::var_os("BENCH_SKIP_1M").is_none() && only.is_none() {
+        big_history();
+    }
+}
+
+fn big_history() {
+    {
         let h = generate_kv(1_000_000, 1_000, 50, 0.10, 42);
         let info = h
             .ops

@@ -351,9 +351,23 @@ fn run<M: SeqModel>(
         unknown: None,
     };
     if let Some((i, why)) = built.immediate.take() {
+        result.verdict = Verdict::Illegal;
+        // Something else may already be illegal in a shorter prefix.
+        let shorter = match built.ops.iter().position(|o| o.src == i) {
+            Some(k) if explain => confirm_prefix(&mut built, k, limits, true),
+            _ => None,
+        };
+        if let Some((stuck, best, stuck_states, blockers, cut)) = shorter {
+            let mut e = explanation(&key, ops, &built, stuck, &best, &stuck_states, &blockers);
+            e.prefix_confirmed = true;
+            e.prefix_end_event = cut;
+            e.prefix_ops = ops.iter().filter(|o| o.invoke <= cut).count();
+            result.explanation = Some(e);
+            result.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
+            return Ok(result);
+        }
         let op = OpSummary::of(ops[i]);
         let end = op.complete.unwrap_or(op.invoke);
-        result.verdict = Verdict::Illegal;
         result.explanation = Some(Explanation {
             key: key.clone(),
             message: format!(
@@ -366,7 +380,7 @@ fn run<M: SeqModel>(
             states: Vec::new(),
             prefix_end_event: end,
             prefix_ops: ops.iter().filter(|o| o.invoke <= end).count(),
-            prefix_confirmed: true,
+            prefix_confirmed: explain,
             after: None,
             longest_linearization: Vec::new(),
             op,
@@ -406,7 +420,7 @@ fn run<M: SeqModel>(
             result.states_explored = states;
             result.memory_bytes = memory;
             let confirmed = if explain && !exact {
-                confirm_prefix(&mut built, stuck, limits)
+                confirm_prefix(&mut built, stuck, limits, false)
             } else {
                 None
             };
@@ -515,10 +529,12 @@ fn explanation<M: SeqModel>(
 
 type Confirmed<S> = (usize, Vec<(usize, S)>, Vec<S>, Vec<(usize, S)>, usize);
 
-/// Pruning may stop a search before it reaches the true frontier, so the prefix
-/// ending at the stuck operation's completion is searched on its own; if it
-/// turns out legal, the cut moves to the next completion until one is illegal.
-/// Returns the illegal prefix's search (stuck op, best path, states, cut).
+/// Pruning may stop a search before it reaches the true frontier, so prefixes
+/// of the history are searched on their own: the prefix ending at the stuck
+/// operation's completion first, then further cuts, galloping and then
+/// bisecting, until the shortest illegal one is pinned down. A prefix search
+/// whose own answer is exact ends it at once.
+/// Returns the illegal prefix's search (stuck op, best path, states, blockers, cut).
 ///
 /// The compiled model serves the prefix too: values and operations it merged or
 /// dropped as unobservable in the whole history are unobservable in a prefix.
@@ -526,6 +542,7 @@ fn confirm_prefix<M: SeqModel>(
     built: &mut Built<M>,
     stuck: usize,
     limits: &Limits,
+    known_illegal: bool,
 ) -> Option<Confirmed<M::State>> {
     let mut cuts: Vec<u32> = built
         .ops
@@ -534,22 +551,63 @@ fn confirm_prefix<M: SeqModel>(
         .map(|o| o.ret)
         .collect();
     cuts.sort_unstable();
-    let mut k = cuts.binary_search(&built.ops[stuck].ret).ok()?;
-    while k < cuts.len() {
-        let cut = cuts[k];
-        match search(&mut built.model, &built.ops, limits, Some(cut)) {
+    let at = cuts.binary_search(&built.ops[stuck].ret).ok()?;
+    // Every prefix before `lo` is legal; `hi` is the shortest known illegal one
+    // (with its search, unless it is the given one).
+    let (mut lo, mut hi): (usize, Option<(usize, Option<Confirmed<M::State>>)>) = if known_illegal {
+        (0, Some((at, None)))
+    } else {
+        (at, None)
+    };
+    let mut step = 1;
+    while hi.as_ref().is_none_or(|(h, _)| lo < *h) {
+        let probe = match &hi {
+            None => (lo + step - 1).min(cuts.len() - 1),
+            Some((h, _)) => lo + (h - lo) / 2,
+        };
+        step *= 2;
+        let cut = cuts[probe];
+        let pending: Vec<usize> = (0..built.ops.len())
+            .filter(|&i| {
+                let o = &built.ops[i];
+                o.call <= cut && !o.info() && !o.failed && o.ret > cut
+            })
+            .collect();
+        for &i in &pending {
+            built.model.set_pending(i, true);
+        }
+        let outcome = search(&mut built.model, &built.ops, limits, Some(cut));
+        for &i in &pending {
+            built.model.set_pending(i, false);
+        }
+        match outcome {
             Outcome::Illegal {
                 stuck,
                 best,
                 stuck_states,
                 blockers,
+                exact,
                 ..
-            } => return Some((stuck, best, stuck_states, blockers, cut as usize)),
-            Outcome::Ok { .. } => k += 1,
+            } => {
+                let end = built.ops[stuck].ret;
+                if exact {
+                    return Some((stuck, best, stuck_states, blockers, end as usize));
+                }
+                hi = Some((
+                    probe,
+                    Some((stuck, best, stuck_states, blockers, cut as usize)),
+                ));
+            }
+            Outcome::Ok { .. } => {
+                lo = probe + 1;
+                if lo >= cuts.len() {
+                    return None;
+                }
+            }
             Outcome::Unknown { .. } => return None,
         }
     }
-    None
+    hi.and_then(|(_, c)| c)
 }
 
 /// A short human-readable account of a result, for the CLI and JUnit messages.

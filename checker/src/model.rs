@@ -131,6 +131,18 @@ pub(crate) trait SeqModel {
     fn show_state(&self, s: &Self::State) -> String;
     /// What state the operation needs to be legal, in words.
     fn needs(&self, op: usize) -> String;
+    /// Bytes the model allocated while searching (interned states), an estimate.
+    fn memory(&self) -> usize {
+        0
+    }
+    /// Treats `op` as still in flight (its completion lies beyond a cut), or
+    /// restores it. Only models whose compiled operations depend on the result
+    /// need to do anything.
+    fn set_pending(&mut self, _op: usize, _pending: bool) {}
+    /// Whether `set_pending` would change `op`.
+    fn pending_differs(&self, _op: usize) -> bool {
+        false
+    }
 }
 
 /// One operation of a partition, as the search sees it.
@@ -142,6 +154,9 @@ pub(crate) struct SOp {
     /// outcome is unknown: it may be linearized any time after its call, or never).
     pub call: u32,
     pub ret: u32,
+    /// Completed with `fail`: absent, except in a prefix that ends before `ret`,
+    /// where it is still in flight.
+    pub failed: bool,
 }
 
 impl SOp {
@@ -169,15 +184,23 @@ fn view(op: &Operation, cut: usize) -> (Status, &Value) {
     }
 }
 
-fn sop(i: usize, op: &Operation, pending: bool) -> SOp {
+/// Whether operation `i` completed before the current immediate violation (the
+/// earliest one is the shortest illegal prefix).
+fn earlier(cur: &Option<(usize, String)>, i: usize, ops: &[&Operation]) -> bool {
+    let end = |j: usize| ops[j].complete.unwrap_or(usize::MAX);
+    cur.as_ref().is_none_or(|(j, _)| end(i) < end(*j))
+}
+
+fn sop(i: usize, op: &Operation, pending: bool, failed: bool) -> SOp {
     SOp {
         src: i,
         call: op.invoke as u32,
-        ret: if pending {
+        ret: if pending && !failed {
             u32::MAX
         } else {
             op.complete.map(|c| c as u32).unwrap_or(u32::MAX)
         },
+        failed,
     }
 }
 
@@ -275,9 +298,10 @@ impl Register {
                 continue;
             }
             let (status, output) = view(op, cut);
-            if status == Status::Fail {
-                continue;
-            }
+            // A failed operation never took effect, but in a prefix that ends before
+            // its completion it was still in flight: keep it, marked, as unknown.
+            let failed = status == Status::Fail;
+            let status = if failed { Status::Info } else { status };
             let f = op.f.as_str();
             let r = if f_is(f, &["read", "r", "get"]) {
                 if status != Status::Ok {
@@ -313,13 +337,13 @@ impl Register {
                     ),
                 ));
             };
-            compiled.push((i, r, status != Status::Ok));
+            compiled.push((i, r, status != Status::Ok, failed));
         }
         // Values someone could observe: read results and cas expectations.
         let mut observed: HashSet<u32> = HashSet::default();
         let mut written: HashSet<u32> = HashSet::default();
         written.insert(NIL);
-        for &(_, r, _) in &compiled {
+        for &(_, r, _, _) in &compiled {
             match r {
                 RegOp::Read(v) => {
                     observed.insert(v);
@@ -348,9 +372,9 @@ impl Register {
         };
         let mut immediate = None;
         let mut out = Vec::new();
-        for (i, r, unknown) in compiled {
+        for (i, r, unknown, failed) in compiled {
             match r {
-                RegOp::Read(v) if !written.contains(&v) && immediate.is_none() => {
+                RegOp::Read(v) if !written.contains(&v) && earlier(&immediate, i, ops) => {
                     immediate = Some((
                         i,
                         format!(
@@ -359,7 +383,9 @@ impl Register {
                         ),
                     ));
                 }
-                RegOp::Cas(a, _) if !unknown && !written.contains(&a) && immediate.is_none() => {
+                RegOp::Cas(a, _)
+                    if !unknown && !written.contains(&a) && earlier(&immediate, i, ops) =>
+                {
                     immediate = Some((
                         i,
                         format!(
@@ -377,7 +403,7 @@ impl Register {
                 RegOp::Cas(a, b) => RegOp::Cas(a, hide(b)),
                 r => r,
             };
-            sops.push(sop(i, ops[i], unknown));
+            sops.push(sop(i, ops[i], unknown, failed));
             out.push(r);
         }
         Ok(Built {
@@ -509,9 +535,10 @@ impl Kv {
                 continue;
             }
             let (status, output) = view(op, cut);
-            if status == Status::Fail {
-                continue;
-            }
+            // A failed operation never took effect, but in a prefix that ends before
+            // its completion it was still in flight: keep it, marked, as unknown.
+            let failed = status == Status::Fail;
+            let status = if failed { Status::Info } else { status };
             let f = op.f.as_str();
             let unknown = status != Status::Ok;
             let k = if f_is(f, &["get", "read", "r"]) {
@@ -532,11 +559,11 @@ impl Kv {
                     ),
                 ));
             };
-            compiled.push((i, k, unknown));
+            compiled.push((i, k, unknown, failed));
         }
         let gets: Vec<&str> = compiled
             .iter()
-            .filter_map(|&(_, k, _)| match k {
+            .filter_map(|&(_, k, _, _)| match k {
                 KvOp::Get(v) => Some(kv.strings[v as usize].as_str()),
                 _ => None,
             })
@@ -544,7 +571,7 @@ impl Kv {
         // An unknown put or append that no get could have seen changes nothing
         // anyone observed before the next put, so it may as well never have happened.
         let mut keep = Vec::with_capacity(compiled.len());
-        for &(_, k, unknown) in &compiled {
+        for &(_, k, unknown, _) in &compiled {
             let relevant = !unknown
                 || match k {
                     KvOp::Put(v) => {
@@ -561,7 +588,7 @@ impl Kv {
         }
         let mut sorted: Vec<u32> = compiled
             .iter()
-            .filter_map(|&(_, k, _)| match k {
+            .filter_map(|&(_, k, _, _)| match k {
                 KvOp::Get(v) => Some(v),
                 _ => None,
             })
@@ -571,13 +598,13 @@ impl Kv {
         sorted.sort_unstable_by(|&a, &b| kv.strings[a as usize].cmp(&kv.strings[b as usize]));
         kv.gets = sorted;
         let mut sops = Vec::new();
-        for (&(i, k, unknown), keep) in compiled.iter().zip(keep) {
+        for (&(i, k, unknown, failed), keep) in compiled.iter().zip(keep) {
             if keep {
                 let k = match k {
                     KvOp::Put(v) if !kv.observable(&kv.strings[v as usize]) => KvOp::Put(kv.poison),
                     k => k,
                 };
-                sops.push(sop(i, ops[i], unknown));
+                sops.push(sop(i, ops[i], unknown, failed));
                 kv.ops.push(k);
             }
         }
@@ -648,6 +675,10 @@ impl SeqModel for Kv {
             _ => true,
         }
     }
+    fn memory(&self) -> usize {
+        // Each interned string is stored twice (vector and map) plus table slots.
+        self.strings.iter().map(|t| 2 * t.len() + 64).sum::<usize>() + self.appends.len() * 24
+    }
     fn fingerprint(&self, s: &u32) -> (u64, u64) {
         fp_u64(*s as u64)
     }
@@ -695,9 +726,10 @@ impl SetModel {
                 continue;
             }
             let (status, output) = view(op, cut);
-            if status == Status::Fail {
-                continue;
-            }
+            // A failed operation never took effect, but in a prefix that ends before
+            // its completion it was still in flight: keep it, marked, as unknown.
+            let failed = status == Status::Fail;
+            let status = if failed { Status::Info } else { status };
             let unknown = status != Status::Ok;
             let f = op.f.as_str();
             let r = if f_is(f, &["add"]) {
@@ -722,12 +754,12 @@ impl SetModel {
                     format!("model set has no operation {:?} (valid: add, read)", op.f),
                 ));
             };
-            compiled.push((i, r, unknown));
+            compiled.push((i, r, unknown, failed));
         }
         let words = elements.values.len().div_ceil(64).max(1);
         let mut added: HashSet<u32> = HashSet::default();
         let mut seen: HashSet<u32> = HashSet::default();
-        for (_, r, _) in &compiled {
+        for (_, r, _, _) in &compiled {
             match r {
                 Raw::Add(e) => {
                     added.insert(*e);
@@ -738,7 +770,7 @@ impl SetModel {
         let mut immediate = None;
         let mut out = Vec::new();
         let mut sops = Vec::new();
-        for (i, r, unknown) in compiled {
+        for (i, r, unknown, failed) in compiled {
             let op = match r {
                 Raw::Add(e) => {
                     if unknown && !seen.contains(&e) {
@@ -748,7 +780,7 @@ impl SetModel {
                 }
                 Raw::Read(es) => {
                     if let Some(e) = es.iter().find(|e| !added.contains(e)) {
-                        if immediate.is_none() {
+                        if earlier(&immediate, i, ops) {
                             immediate = Some((
                                 i,
                                 format!(
@@ -765,7 +797,7 @@ impl SetModel {
                     SetOp::Read(bits.into_boxed_slice())
                 }
             };
-            sops.push(sop(i, ops[i], unknown));
+            sops.push(sop(i, ops[i], unknown, failed));
             out.push(op);
         }
         Ok(Built {
@@ -879,6 +911,8 @@ const ABSENT: u64 = u64::MAX;
 /// An etag the client never learnt (an unknown outcome) matches any etag later.
 pub struct S3Object {
     ops: Vec<S3Op>,
+    /// The operations as completed, to restore after `set_pending`.
+    completed: Vec<S3Op>,
     values: Interner,
 }
 
@@ -912,6 +946,7 @@ impl S3Object {
             let (status, output) = view(op, cut);
             let f = op.f.as_str();
             let unknown = status == Status::Info;
+            let mut failed = false;
             let s = if f_is(f, &["get", "read"]) {
                 if status != Status::Ok {
                     continue;
@@ -933,9 +968,7 @@ impl S3Object {
                 }
             } else if f_is(f, &["put", "write"]) {
                 let pre_failed = status != Status::Info && precondition_failed(op, output);
-                if status == Status::Fail && !pre_failed {
-                    continue;
-                }
+                failed = status == Status::Fail && !pre_failed;
                 let v = &op.value;
                 let body = values.id(field(v, &["body"]).unwrap_or(v));
                 let cond = if field(v, &["if_none_match", "if-none-match", "IfNoneMatch"])
@@ -951,7 +984,7 @@ impl S3Object {
                 };
                 let outcome = if pre_failed {
                     Outcome::PreconditionFailed
-                } else if unknown {
+                } else if unknown || failed {
                     Outcome::Unknown
                 } else {
                     Outcome::Applied
@@ -978,9 +1011,7 @@ impl S3Object {
                     outcome,
                 }
             } else if f_is(f, &["delete", "del"]) {
-                if status == Status::Fail {
-                    continue;
-                }
+                failed = status == Status::Fail;
                 S3Op::Delete
             } else {
                 return Err(bad(
@@ -991,21 +1022,16 @@ impl S3Object {
                     ),
                 ));
             };
-            let pending = unknown || status == Status::Fail;
             // A precondition failure reported as `fail` still happened (as a no-op).
-            let pending = pending
-                && !matches!(
-                    s,
-                    S3Op::Put {
-                        outcome: Outcome::PreconditionFailed,
-                        ..
-                    }
-                );
-            sops.push(sop(i, op, pending));
+            sops.push(sop(i, op, unknown, failed));
             out.push(s);
         }
         Ok(Built {
-            model: S3Object { ops: out, values },
+            model: S3Object {
+                completed: out.clone(),
+                ops: out,
+                values,
+            },
             ops: sops,
             immediate: None,
         })
@@ -1078,6 +1104,20 @@ impl SeqModel for S3Object {
             }
             _ => true,
         }
+    }
+    fn pending_differs(&self, op: usize) -> bool {
+        matches!(self.completed[op], S3Op::Put { outcome, .. } if outcome != Outcome::Unknown)
+    }
+    fn set_pending(&mut self, op: usize, pending: bool) {
+        self.ops[op] = match (self.completed[op], pending) {
+            (S3Op::Put { body, cond, .. }, true) => S3Op::Put {
+                body,
+                etag: ANY,
+                cond,
+                outcome: Outcome::Unknown,
+            },
+            (o, _) => o,
+        };
     }
     fn fingerprint(&self, s: &u64) -> (u64, u64) {
         fp_u64(*s)

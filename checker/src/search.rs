@@ -109,25 +109,27 @@ pub(crate) fn search<M: SeqModel>(
     let mut prev = vec![NIL; 2 * n + 1];
     let class: Vec<Class> = (0..n).map(|i| model.class(i)).collect();
 
+    let orig_ops = ops;
+    let cut_at = cut.unwrap_or(u32::MAX - 1);
     let mut truncated;
     let mut active = None;
-    let ops = match cut {
-        None => ops,
-        Some(cut) => {
-            truncated = ops.to_vec();
-            let mut act = vec![true; n];
-            for (i, o) in truncated.iter_mut().enumerate() {
-                if o.call > cut {
-                    act[i] = false;
-                } else if o.ret > cut {
-                    o.ret = u32::MAX;
-                    // A read still in flight at the cut shows nothing.
-                    act[i] = class[i] != Class::Observe;
-                }
+    let ops = if cut.is_none() && !ops.iter().any(|o| o.failed) {
+        ops
+    } else {
+        let cut = cut.unwrap_or(u32::MAX - 1);
+        truncated = ops.to_vec();
+        let mut act = vec![true; n];
+        for (i, o) in truncated.iter_mut().enumerate() {
+            if o.call > cut || (o.failed && o.ret <= cut) {
+                act[i] = false;
+            } else if o.ret > cut {
+                o.ret = u32::MAX;
+                // A read still in flight at the cut shows nothing.
+                act[i] = class[i] != Class::Observe;
             }
-            active = Some(act);
-            &truncated[..]
         }
+        active = Some(act);
+        &truncated[..]
     };
     let is_active = |i: usize| active.as_ref().is_none_or(|a| a[i]);
 
@@ -316,7 +318,7 @@ pub(crate) fn search<M: SeqModel>(
             }
             iterations += 1;
             if iterations & 0x3FF == 1 {
-                let memory = cache.capacity() * ENTRY_BYTES;
+                let memory = cache.capacity() * ENTRY_BYTES + model.memory();
                 let reason = if limits.stop.load(Ordering::Relaxed) {
                     Some("cancelled".to_string())
                 } else if memory > limits.max_memory {
@@ -442,7 +444,14 @@ pub(crate) fn search<M: SeqModel>(
             }
         }
     }
-    let exact = pruned_rank <= best_rank && stuck_op != usize::MAX;
+    // A failed operation absent here but still in flight at the stuck return
+    // could have explained it in that prefix: then the prefix is not known.
+    let exact = pruned_rank <= best_rank
+        && stuck_op != usize::MAX
+        && !orig_ops.iter().enumerate().any(|(i, o)| {
+            let at = orig_ops[stuck_op].ret;
+            o.call < at && at < o.ret && o.ret <= cut_at && (o.failed || model.pending_differs(i))
+        });
     if stuck_op == usize::MAX {
         // Every path ended in a forced dead end before any return was reached:
         // blame the first pending return.

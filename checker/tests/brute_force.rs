@@ -405,7 +405,44 @@ fn agree(model: ModelKind, acts: &[(u8, u8, u8, u8)]) -> Result<(), TestCaseErro
     prop_assert_eq!(got.verdict, expected, "history:\n{}", dump.join("\n"));
 
     if got.verdict == Verdict::Illegal {
-        prop_assert!(got.explanation().is_some());
+        // The shortest illegal prefix is illegal, and one completion less is legal.
+        let e = got.explanation().expect("an explanation");
+        let key_events: Vec<Event> = h
+            .events
+            .iter()
+            .filter(|x| x.key == e.key)
+            .cloned()
+            .collect();
+        let truncated = |cut: usize| {
+            let evs: Vec<Event> = h.events[..=cut]
+                .iter()
+                .filter(|x| x.key == e.key)
+                .cloned()
+                .collect();
+            History::from_events(evs).unwrap()
+        };
+        prop_assert!(!key_events.is_empty());
+        if e.prefix_confirmed {
+            prop_assert!(
+                !brute_force(model, &truncated(e.prefix_end_event)),
+                "prefix legal:\n{}",
+                dump.join("\n")
+            );
+            let prev = h
+                .ops
+                .iter()
+                .filter(|o| o.key == e.key && o.status == Status::Ok)
+                .filter_map(|o| o.complete)
+                .filter(|&c| c < e.prefix_end_event)
+                .max();
+            if let Some(prev) = prev {
+                prop_assert!(
+                    brute_force(model, &truncated(prev)),
+                    "shorter prefix illegal:\n{}",
+                    dump.join("\n")
+                );
+            }
+        }
     }
     Ok(())
 }
