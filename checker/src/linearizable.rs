@@ -528,6 +528,8 @@ fn explanation<M: SeqModel>(
 }
 
 type Confirmed<S> = (usize, Vec<(usize, S)>, Vec<S>, Vec<(usize, S)>, usize);
+/// An illegal cut index and its search (none for the one given at the start).
+type Known<S> = (usize, Option<Confirmed<S>>);
 
 /// Pruning may stop a search before it reaches the true frontier, so prefixes
 /// of the history are searched on their own: the prefix ending at the stuck
@@ -554,7 +556,7 @@ fn confirm_prefix<M: SeqModel>(
     let at = cuts.binary_search(&built.ops[stuck].ret).ok()?;
     // Every prefix before `lo` is legal; `hi` is the shortest known illegal one
     // (with its search, unless it is the given one).
-    let (mut lo, mut hi): (usize, Option<(usize, Option<Confirmed<M::State>>)>) = if known_illegal {
+    let (mut lo, mut hi): (usize, Option<Known<M::State>>) = if known_illegal {
         (0, Some((at, None)))
     } else {
         (at, None)
