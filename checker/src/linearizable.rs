@@ -354,7 +354,10 @@ fn run<M: SeqModel>(
         result.verdict = Verdict::Illegal;
         // Something else may already be illegal in a shorter prefix.
         let shorter = match built.ops.iter().position(|o| o.src == i) {
-            Some(k) if explain => confirm_prefix(&mut built, k, limits, true),
+            Some(k) if explain => {
+                let at = built.ops[k].ret;
+                confirm_prefix(&mut built, None, limits, Some(at))
+            }
             _ => None,
         };
         if let Some((stuck, best, stuck_states, blockers, cut)) = shorter {
@@ -413,6 +416,7 @@ fn run<M: SeqModel>(
             stuck_states,
             blockers,
             exact,
+            illegal_by,
             states,
             memory,
         } => {
@@ -420,7 +424,7 @@ fn run<M: SeqModel>(
             result.states_explored = states;
             result.memory_bytes = memory;
             let confirmed = if explain && !exact {
-                confirm_prefix(&mut built, stuck, limits, false)
+                confirm_prefix(&mut built, Some(stuck), limits, illegal_by)
             } else {
                 None
             };
@@ -542,9 +546,9 @@ type Known<S> = (usize, Option<Confirmed<S>>);
 /// dropped as unobservable in the whole history are unobservable in a prefix.
 fn confirm_prefix<M: SeqModel>(
     built: &mut Built<M>,
-    stuck: usize,
+    from: Option<usize>,
     limits: &Limits,
-    known_illegal: bool,
+    illegal_by: Option<u32>,
 ) -> Option<Confirmed<M::State>> {
     let mut cuts: Vec<u32> = built
         .ops
@@ -553,14 +557,17 @@ fn confirm_prefix<M: SeqModel>(
         .map(|o| o.ret)
         .collect();
     cuts.sort_unstable();
-    let at = cuts.binary_search(&built.ops[stuck].ret).ok()?;
     // Every prefix before `lo` is legal; `hi` is the shortest known illegal one
     // (with its search, unless it is the given one).
-    let (mut lo, mut hi): (usize, Option<Known<M::State>>) = if known_illegal {
-        (0, Some((at, None)))
-    } else {
-        (at, None)
-    };
+    let mut lo = from
+        .and_then(|f| cuts.binary_search(&built.ops[f].ret).ok())
+        .unwrap_or(0);
+    let mut hi: Option<Known<M::State>> = illegal_by
+        .and_then(|at| cuts.binary_search(&at).ok())
+        .map(|h| (h, None));
+    if hi.as_ref().is_some_and(|(h, _)| *h < lo) {
+        hi = None;
+    }
     let mut step = 1;
     while hi.as_ref().is_none_or(|(h, _)| lo < *h) {
         let probe = match &hi {
@@ -569,19 +576,7 @@ fn confirm_prefix<M: SeqModel>(
         };
         step *= 2;
         let cut = cuts[probe];
-        let pending: Vec<usize> = (0..built.ops.len())
-            .filter(|&i| {
-                let o = &built.ops[i];
-                o.call <= cut && !o.info() && !o.failed && o.ret > cut
-            })
-            .collect();
-        for &i in &pending {
-            built.model.set_pending(i, true);
-        }
-        let outcome = search(&mut built.model, &built.ops, limits, Some(cut));
-        for &i in &pending {
-            built.model.set_pending(i, false);
-        }
+        let outcome = search_cut(built, cut, limits);
         match outcome {
             Outcome::Illegal {
                 stuck,
@@ -609,7 +604,40 @@ fn confirm_prefix<M: SeqModel>(
             Outcome::Unknown { .. } => return None,
         }
     }
-    hi.and_then(|(_, c)| c)
+    match hi {
+        Some((_, Some(c))) => Some(c),
+        // The given illegal cut is the shortest: search it for its story.
+        Some((h, None)) => match search_cut(built, cuts[h], limits) {
+            Outcome::Illegal {
+                stuck,
+                best,
+                stuck_states,
+                blockers,
+                ..
+            } => Some((stuck, best, stuck_states, blockers, cuts[h] as usize)),
+            _ => None,
+        },
+        None => None,
+    }
+}
+
+/// Searches the prefix ending with event `cut`, with operations that complete
+/// later treated as still in flight.
+fn search_cut<M: SeqModel>(built: &mut Built<M>, cut: u32, limits: &Limits) -> Outcome<M::State> {
+    let pending: Vec<usize> = (0..built.ops.len())
+        .filter(|&i| {
+            let o = &built.ops[i];
+            o.call <= cut && !o.info() && !o.failed && o.ret > cut
+        })
+        .collect();
+    for &i in &pending {
+        built.model.set_pending(i, true);
+    }
+    let outcome = search(&mut built.model, &built.ops, limits, Some(cut));
+    for &i in &pending {
+        built.model.set_pending(i, false);
+    }
+    outcome
 }
 
 /// A short human-readable account of a result, for the CLI and JUnit messages.

@@ -62,6 +62,8 @@ pub(crate) enum Outcome<S> {
         /// Whether the prefix ending with `stuck`'s completion is known to be the
         /// shortest illegal one (no pruned configuration could have got further).
         exact: bool,
+        /// A completion whose prefix is known to be illegal (when not `exact`).
+        illegal_by: Option<u32>,
         states: u64,
         memory: usize,
     },
@@ -229,6 +231,7 @@ pub(crate) fn search<M: SeqModel>(
     let mut window: Vec<u32> = Vec::new();
     // The furthest return a pruned configuration could have reached.
     let mut pruned_rank: usize = 0;
+    let mut pruned_at: u32 = 0;
     // The last observation that placing each operation made impossible.
     let mut blocker: Vec<Option<(u32, M::State)>> = vec![None; n];
     let mut blockers: Vec<(usize, M::State)> = Vec::new();
@@ -285,7 +288,10 @@ pub(crate) fn search<M: SeqModel>(
                     Ok(()) => true,
                     Err(g) => {
                         // Nothing from here could get past g's return.
-                        pruned_rank = pruned_rank.max(rank[g]);
+                        if rank[g] > pruned_rank {
+                            pruned_rank = rank[g];
+                            pruned_at = ops[g].ret;
+                        }
                         blocker[$o] = Some((g as u32, $ns.clone()));
                         false
                     }
@@ -446,12 +452,17 @@ pub(crate) fn search<M: SeqModel>(
     }
     // A failed operation absent here but still in flight at the stuck return
     // could have explained it in that prefix: then the prefix is not known.
-    let exact = pruned_rank <= best_rank
-        && stuck_op != usize::MAX
-        && !orig_ops.iter().enumerate().any(|(i, o)| {
-            let at = orig_ops[stuck_op].ret;
+    let straddled = |at: u32| {
+        orig_ops.iter().enumerate().any(|(i, o)| {
             o.call < at && at < o.ret && o.ret <= cut_at && (o.failed || model.pending_differs(i))
-        });
+        })
+    };
+    let exact = pruned_rank <= best_rank && stuck_op != usize::MAX && !straddled(ops[stuck_op].ret);
+    // No configuration, pruned or not, got past the blocking observation with the
+    // latest return: the prefix ending there is illegal (if nothing straddles it).
+    let illegal_by = (pruned_rank > best_rank && stuck_op != usize::MAX)
+        .then_some(pruned_at)
+        .filter(|&at| !straddled(at));
     if stuck_op == usize::MAX {
         // Every path ended in a forced dead end before any return was reached:
         // blame the first pending return.
@@ -464,6 +475,7 @@ pub(crate) fn search<M: SeqModel>(
     }
     Outcome::Illegal {
         exact,
+        illegal_by,
         stuck: stuck_op,
         best,
         stuck_states,
