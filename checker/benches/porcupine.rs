@@ -231,6 +231,18 @@ fn main() {
 
 fn big_history() {
     {
+        let h = generate_register(100_000, 20, 0.10, 7);
+        let budget = Budget::with_timeout(Duration::from_secs(120));
+        let (r, d, p) = measure(|| check(&h, ModelKind::CasRegister, &budget).expect("check"));
+        println!(
+            "\n100,000-operation single-key cas-register history (20 processes, 10% info): {} in {:.2} s, peak memory {}, {} states",
+            r.verdict,
+            d.as_secs_f64(),
+            mib(p),
+            r.states_explored
+        );
+    }
+    {
         let h = generate_kv(1_000_000, 1_000, 50, 0.10, 42);
         let info = h
             .ops
@@ -362,6 +374,105 @@ fn generate_kv(ops: usize, keys: usize, processes: usize, info: f64, seed: u64) 
                 }
             }
         }
+    }
+    History::from_events(events).expect("generated history is well formed")
+}
+
+/// A linearizable single register driven by `processes` clients: reads, writes of
+/// unique values and cas from a recently seen value; a fraction end with `info`.
+fn generate_register(ops: usize, processes: usize, info: f64, seed: u64) -> History {
+    let mut rng = seed;
+    let mut rand = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut value = json!(null);
+    let mut events = Vec::with_capacity(ops * 2);
+    // (process, f, input, result, done, info, failed)
+    type Flight = (
+        u64,
+        &'static str,
+        serde_json::Value,
+        serde_json::Value,
+        bool,
+        bool,
+        bool,
+    );
+    let mut slots: Vec<Option<Flight>> = (0..processes).map(|_| None).collect();
+    let mut procs: Vec<u64> = (0..processes as u64).collect();
+    let mut next_process = processes as u64;
+    let (mut started, mut counter) = (0, 0u64);
+    while started < ops || slots.iter().any(|s| s.is_some()) {
+        let i = (rand() % processes as u64) as usize;
+        match slots[i].take() {
+            None if started < ops => {
+                started += 1;
+                counter += 1;
+                let r = rand() % 10;
+                let (f, input) = if r < 5 {
+                    ("read", json!(null))
+                } else if r < 8 {
+                    ("write", json!(counter))
+                } else {
+                    let expected = if rand() % 2 == 0 {
+                        value.clone()
+                    } else {
+                        json!(counter - 1)
+                    };
+                    ("cas", json!([expected, counter]))
+                };
+                let info = (rand() % 1000) as f64 / 1000.0 < info;
+                events.push(Event::new(
+                    procs[i],
+                    EventType::Invoke,
+                    f,
+                    Some("r"),
+                    input.clone(),
+                ));
+                slots[i] = Some((procs[i], f, input, json!(null), false, info, false));
+            }
+            None => {}
+            Some(mut fl) => {
+                if !fl.4 {
+                    if !(fl.5 && rand() % 2 == 0) {
+                        match fl.1 {
+                            "read" => fl.3 = value.clone(),
+                            "write" => value = fl.2.clone(),
+                            _ => {
+                                if fl.2[0] == value {
+                                    value = fl.2[1].clone();
+                                } else {
+                                    fl.6 = true;
+                                }
+                            }
+                        }
+                    }
+                    fl.4 = true;
+                    slots[i] = Some(fl);
+                    continue;
+                }
+                let (kind, v) = if fl.5 {
+                    (EventType::Info, json!(null))
+                } else if fl.6 {
+                    (EventType::Fail, fl.2.clone())
+                } else if fl.1 == "read" {
+                    (EventType::Ok, fl.3.clone())
+                } else {
+                    (EventType::Ok, fl.2.clone())
+                };
+                events.push(Event::new(fl.0, kind, fl.1, Some("r"), v));
+                if fl.5 {
+                    procs[i] = next_process;
+                    next_process += 1;
+                }
+            }
+        }
+    }
+    for (i, e) in events.iter_mut().enumerate() {
+        e.index = i as u64;
+        e.time = i as u64;
     }
     History::from_events(events).expect("generated history is well formed")
 }

@@ -4,12 +4,13 @@ use checker::{read_history, Format};
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let (Some(file), Some(model)) = (a.get(1), a.get(2)) else {
-        eprintln!("usage: profile FILE MODEL [N] [explain=1]");
+        eprintln!("usage: profile FILE MODEL [N] [EXPLAIN=1] [THREADS=0]");
         std::process::exit(254);
     };
     let n: usize = a.get(3).and_then(|s| s.parse().ok()).unwrap_or(1000);
     let budget = Budget {
         explain: a.get(4).map(|s| s != "0").unwrap_or(true),
+        threads: a.get(5).and_then(|s| s.parse().ok()).unwrap_or(0),
         ..Budget::default()
     };
     let h = read_history(std::path::Path::new(file), Format::Auto).expect("history");

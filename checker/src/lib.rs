@@ -2,6 +2,7 @@
 //! Lowe search with a visited cache, split by key), durability and retry
 //! checks, and per-kind counts. A plain library: no Docker, no async.
 
+pub mod cli;
 pub mod counts;
 pub mod durable;
 mod fx;
@@ -11,6 +12,7 @@ pub mod model;
 pub mod read;
 pub mod retry;
 mod search;
+pub mod stale;
 
 pub use history::{Event, EventType, History, Operation, Status};
 pub use linearizable::{render, Budget, LinearizabilityResult};

@@ -299,17 +299,10 @@ pub(crate) fn search<M: SeqModel>(
         };
     }
 
-    let path = |stack: &Vec<(u32, M::State, bool)>, state: &M::State| -> Vec<(usize, M::State)> {
-        let mut out = Vec::with_capacity(stack.len());
-        for (k, (o, _, _)) in stack.iter().enumerate() {
-            let after = stack
-                .get(k + 1)
-                .map(|(_, s, _)| s.clone())
-                .unwrap_or_else(|| state.clone());
-            out.push((*o as usize, after));
-        }
-        out
-    };
+    // `best` shares its first `shared` entries with the stack, so recording a
+    // new best copies only what changed since (a long, mostly forward search
+    // would otherwise copy its whole path at every step).
+    let mut shared: usize = 0;
 
     // `e == NEW` means a configuration was just reached.
     const NEW: u32 = u32::MAX - 1;
@@ -416,7 +409,15 @@ pub(crate) fn search<M: SeqModel>(
             if stuck_op == usize::MAX || r > best_rank {
                 best_rank = r;
                 stuck_op = o;
-                best = path(&stack, &state);
+                best.truncate(shared);
+                for k in shared..stack.len() {
+                    let after = stack
+                        .get(k + 1)
+                        .map(|(_, s, _)| s.clone())
+                        .unwrap_or_else(|| state.clone());
+                    best.push((stack[k].0 as usize, after));
+                }
+                shared = stack.len();
                 stuck_states.clear();
                 blockers.clear();
             }
@@ -437,6 +438,7 @@ pub(crate) fn search<M: SeqModel>(
             let Some((p, ps, forced)) = stack.pop() else {
                 break 'search;
             };
+            shared = shared.min(stack.len());
             let p = p as usize;
             unlift!(p);
             state = ps;
