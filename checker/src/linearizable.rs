@@ -148,9 +148,15 @@ pub struct Explanation {
     pub prefix_ops: usize,
     /// Whether the prefix was confirmed illegal by a search of the truncated history.
     pub prefix_confirmed: bool,
-    /// The longest partial linearization found.
+    /// The longest partial linearization found: its last steps (at most
+    /// [`MAX_STEPS`]; the earlier ones are only counted in `linearized`).
     pub longest_linearization: Vec<LinearizedStep>,
+    /// How many operations that linearization places.
+    pub linearized: usize,
 }
+
+/// Steps of a partial linearization kept in an explanation (the last ones).
+pub const MAX_STEPS: usize = 1000;
 
 /// What an undecided partition explored.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -386,6 +392,7 @@ fn run<M: SeqModel>(
             prefix_confirmed: explain,
             after: None,
             longest_linearization: Vec::new(),
+            linearized: 0,
             op,
         });
         result.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -521,7 +528,8 @@ fn explanation<M: SeqModel>(
         prefix_ops: ops.iter().filter(|o| o.invoke <= end).count(),
         prefix_confirmed: false,
         after,
-        longest_linearization: best
+        linearized: best.len(),
+        longest_linearization: best[best.len().saturating_sub(MAX_STEPS)..]
             .iter()
             .map(|(i, s)| LinearizedStep {
                 op: OpSummary::of(ops[built.ops[*i].src]),
@@ -671,7 +679,7 @@ pub fn render(r: &LinearizabilityResult) -> String {
                     out.push_str(&e.message);
                     out.push_str(&format!(
                         "\n    longest linearization: {} of {} operations{}",
-                        e.longest_linearization.len(),
+                        e.linearized,
                         p.operations,
                         e.longest_linearization
                             .last()
