@@ -83,8 +83,9 @@ fn find_in_key(key: Option<&str>, ops: &[&Operation]) -> Option<StaleRead> {
     reads.sort_by_key(|r| r.invoke_time);
     for read in reads {
         let value = &read.output;
+        // The initial nil precedes every write; a written value ends with its write.
         let (origin, origin_end) = if value.is_null() {
-            (None, 0)
+            (None, None)
         } else {
             match writers.get(&value.to_string()).map(Vec::as_slice) {
                 // The origin must be certain and acknowledged to bound the overwrite.
@@ -97,7 +98,9 @@ fn find_in_key(key: Option<&str>, ops: &[&Operation]) -> Option<StaleRead> {
         let overwriter = acked.iter().find(|w| {
             let done = w.complete_time.unwrap_or(u64::MAX);
             done < read.invoke_time
-                && w.invoke_time > origin_end
+                // A read of nil has no origin: any earlier acknowledged write will do
+                // (even one invoked at time 0).
+                && (origin.is_none() || w.invoke_time > origin_end)
                 && written_value(w).is_some_and(|v| v != value)
         });
         if let Some(w) = overwriter {
