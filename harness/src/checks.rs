@@ -24,7 +24,18 @@ fn linearizable(history: &History, model: ModelKind, timeout: Duration) -> Resul
     let budget = checker::Budget::with_timeout(timeout);
     let result = checker::linearizable::check(history, model, &budget)
         .map_err(|e| HarnessError::BadInput(format!("history does not fit model {model}: {e}")))?;
+    // For registers, a stale read is the clearest witness: name it when there is one.
+    let stale = match (result.verdict, model) {
+        (Verdict::Illegal, ModelKind::Register | ModelKind::CasRegister) => {
+            checker::stale::find(history).into_iter().next()
+        }
+        _ => None,
+    };
     let summary = match (result.verdict, result.explanation()) {
+        (Verdict::Illegal, _) if stale.is_some() => stale
+            .as_ref()
+            .map(|s| s.message.clone())
+            .unwrap_or_default(),
         (Verdict::Illegal, Some(e)) => e.message.clone(),
         (Verdict::Illegal, None) => "not linearizable".to_string(),
         (Verdict::Unknown, _) => {
@@ -51,6 +62,7 @@ fn linearizable(history: &History, model: ModelKind, timeout: Duration) -> Resul
         "model": model.name(),
         "verdict": result.verdict,
         "summary": summary,
+        "witness": stale,
         "detail": result,
     }))
 }

@@ -141,7 +141,8 @@ impl Cluster {
                 env.extend(spec.environment.iter().map(|(k, v)| format!("{k}={v}")));
             }
             if spec.chaosfs.is_some() && !service.x_chaos.fs.is_empty() {
-                self.wrap_in_chaosfs(&name, service, spec, &mut body).await?;
+                self.wrap_in_chaosfs(&name, service, spec, &mut body)
+                    .await?;
             }
             self.docker
                 .create_container(
@@ -337,7 +338,9 @@ impl Cluster {
         body: &mut ContainerCreateBody,
     ) -> Result<()> {
         let binary = spec.chaosfs.ok_or_else(|| {
-            HarnessError::infra(format!("node {name} mounts chaosfs but no chaosfs binary was built"))
+            HarnessError::infra(format!(
+                "node {name} mounts chaosfs but no chaosfs binary was built"
+            ))
         })?;
         // The image's own entrypoint and command run under chaosfs unchanged.
         let image = self
@@ -364,16 +367,19 @@ impl Cluster {
         body.entrypoint = Some(wrapped);
         body.cmd = Some(Vec::new());
         let host = body.host_config.get_or_insert_with(Default::default);
-        host.binds.get_or_insert_with(Vec::new).push(format!(
-            "{}:{CHAOSFS_PATH}:ro",
-            binary.display()
-        ));
-        host.devices.get_or_insert_with(Vec::new).push(DeviceMapping {
-            path_on_host: Some("/dev/fuse".into()),
-            path_in_container: Some("/dev/fuse".into()),
-            cgroup_permissions: Some("rwm".into()),
-        });
-        host.cap_add.get_or_insert_with(Vec::new).push("SYS_ADMIN".into());
+        host.binds
+            .get_or_insert_with(Vec::new)
+            .push(format!("{}:{CHAOSFS_PATH}:ro", binary.display()));
+        host.devices
+            .get_or_insert_with(Vec::new)
+            .push(DeviceMapping {
+                path_on_host: Some("/dev/fuse".into()),
+                path_in_container: Some("/dev/fuse".into()),
+                cgroup_permissions: Some("rwm".into()),
+            });
+        host.cap_add
+            .get_or_insert_with(Vec::new)
+            .push("SYS_ADMIN".into());
         host.security_opt
             .get_or_insert_with(Vec::new)
             .push("apparmor=unconfined".into());
@@ -555,8 +561,9 @@ impl Cluster {
             )
             .await?;
         let mut output = String::new();
-        if let StartExecResults::Attached { output: mut stream, .. } =
-            self.docker.start_exec(&exec.id, None).await?
+        if let StartExecResults::Attached {
+            output: mut stream, ..
+        } = self.docker.start_exec(&exec.id, None).await?
         {
             while let Some(Ok(chunk)) = stream.next().await {
                 output.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));

@@ -193,7 +193,10 @@ pub async fn ensure_chaosfs(repo: &Path) -> Result<PathBuf> {
     }
     let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
     if !path.is_file() {
-        return Err(HarnessError::infra(format!("chaosfs was not built at {}", path.display())));
+        return Err(HarnessError::infra(format!(
+            "chaosfs was not built at {}",
+            path.display()
+        )));
     }
     Ok(path)
 }

@@ -111,7 +111,10 @@ impl Proxy {
     }
 
     pub fn lose_replies(&self, matching: RequestMatch, count: u32) {
-        self.faults.lock().unwrap_or_else(|e| e.into_inner()).lose_reply = Some((matching, count));
+        self.faults
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lose_reply = Some((matching, count));
     }
 
     pub fn delay_replies(&self, delay: Option<Duration>) {
@@ -278,14 +281,20 @@ impl Connection {
 
 fn looks_like_http1(buf: &[u8]) -> bool {
     const METHODS: [&[u8]; 7] = [
-        b"GET ", b"PUT ", b"POST ", b"HEAD ", b"DELETE ", b"PATCH ", b"OPTIONS ",
+        b"GET ",
+        b"PUT ",
+        b"POST ",
+        b"HEAD ",
+        b"DELETE ",
+        b"PATCH ",
+        b"OPTIONS ",
     ];
-    METHODS.iter().any(|m| buf.starts_with(m) || m.starts_with(buf))
+    METHODS
+        .iter()
+        .any(|m| buf.starts_with(m) || m.starts_with(buf))
 }
 
-async fn read_request_head(
-    reader: &mut BufReader<TcpStream>,
-) -> Option<(RequestHead, Vec<u8>)> {
+async fn read_request_head(reader: &mut BufReader<TcpStream>) -> Option<(RequestHead, Vec<u8>)> {
     let mut raw = Vec::new();
     let mut line = String::new();
     reader.read_line(&mut line).await.ok()?;
@@ -312,7 +321,14 @@ async fn read_request_head(
             headers.push((n.trim().to_string(), v.trim().to_string()));
         }
     }
-    Some((RequestHead { method, path, headers }, raw))
+    Some((
+        RequestHead {
+            method,
+            path,
+            headers,
+        },
+        raw,
+    ))
 }
 
 fn content_length(headers: &[(String, String)]) -> usize {
@@ -398,7 +414,10 @@ mod tests {
                             *c
                         };
                         let reply = format!("{n}");
-                        let out = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{reply}", reply.len());
+                        let out = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{reply}",
+                            reply.len()
+                        );
                         stream.get_mut().write_all(out.as_bytes()).await.unwrap();
                     }
                 });
@@ -410,10 +429,16 @@ mod tests {
     async fn post(addr: SocketAddr, call: &str) -> Result<String, String> {
         let mut s = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
         let req = format!("POST /v3/kv/txn HTTP/1.1\r\nhost: x\r\nx-chaos-call: {call}\r\ncontent-length: 2\r\n\r\n{{}}");
-        s.write_all(req.as_bytes()).await.map_err(|e| e.to_string())?;
+        s.write_all(req.as_bytes())
+            .await
+            .map_err(|e| e.to_string())?;
         let mut reader = BufReader::new(s);
         let reply = read_response(&mut reader).await.ok_or("closed")?;
-        Ok(String::from_utf8_lossy(&reply).rsplit("\r\n\r\n").next().unwrap().to_string())
+        Ok(String::from_utf8_lossy(&reply)
+            .rsplit("\r\n\r\n")
+            .next()
+            .unwrap()
+            .to_string())
     }
 
     #[tokio::test]

@@ -178,17 +178,16 @@ fn stale_reads_are_caught_on_most_seeds() {
         }
         illegal += 1;
         // The violation names the key and a read that returned an overwritten value.
-        let partitions = result["checks"][0]["detail"]["partitions"]
-            .as_array()
-            .unwrap();
-        let explanation = partitions
-            .iter()
-            .find_map(|p| p.get("explanation"))
-            .expect("an illegal verdict is explained");
-        assert_eq!(explanation["op"]["f"], "read", "{}", explanation["message"]);
-        assert!(explanation["key"].as_str().unwrap().starts_with('k'));
-        let message = explanation["message"].as_str().unwrap();
-        assert!(message.contains("read"), "{message}");
+        let check = &result["checks"][0];
+        let witness = &check["witness"];
+        assert_eq!(witness["read"]["f"], "read", "{}", check["summary"]);
+        assert!(witness["key"].as_str().unwrap().starts_with('k'));
+        assert_ne!(
+            witness["read"]["output"],
+            witness["overwritten_by"]["value"]
+        );
+        let summary = check["summary"].as_str().unwrap();
+        assert!(summary.contains("a read returned"), "{summary}");
         assert!(folder.join("junit.xml").is_file());
     }
     assert!(illegal >= 4, "stale reads caught on {illegal} of 5 seeds");

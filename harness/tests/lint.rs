@@ -66,3 +66,70 @@ fn broken_scenarios_are_located_and_rejected() {
         );
     }
 }
+
+/// docs/scenarios.md cannot drift: its example is a valid scenario, and every name the parser
+/// accepts is documented there.
+#[test]
+fn the_scenario_reference_matches_the_code() {
+    let doc = std::fs::read_to_string(repo().join("docs/scenarios.md")).unwrap();
+    let example = doc
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a yaml example");
+    let dir = repo().join("target/doc-example");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("reference-example.yaml");
+    std::fs::write(&path, example).unwrap();
+    let (code, out) = lint(&[path]);
+    assert_eq!(code, 0, "the reference example: {out}");
+
+    // A name counts when it stands as a whole word (letters, digits and '-' around it do not).
+    let documented = |name: &str| {
+        doc.match_indices(name).any(|(i, _)| {
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '-');
+            !word(doc[..i].chars().next_back()) && !word(doc[i + name.len()..].chars().next())
+        })
+    };
+    let names = |values: Vec<serde_json::Value>| -> Vec<String> {
+        values
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    use chaos::scenario::*;
+    let mut all = names(
+        Action::ALL
+            .iter()
+            .map(|a| serde_json::to_value(a).unwrap())
+            .collect(),
+    );
+    all.extend(names(
+        WORKLOAD_KINDS
+            .iter()
+            .map(|a| serde_json::to_value(a).unwrap())
+            .collect(),
+    ));
+    all.extend(names(
+        PARTITION_MODES
+            .iter()
+            .map(|a| serde_json::to_value(a).unwrap())
+            .collect(),
+    ));
+    all.extend(names(
+        PICKS
+            .iter()
+            .map(|a| serde_json::to_value(a).unwrap())
+            .collect(),
+    ));
+    all.extend(names(
+        ROLES
+            .iter()
+            .map(|a| serde_json::to_value(a).unwrap())
+            .collect(),
+    ));
+    all.extend(CHECK_NAMES.iter().map(|c| c.to_string()));
+    all.extend(chaos::systems::names().iter().map(|s| s.to_string()));
+    let missing: Vec<&String> = all.iter().filter(|n| !documented(n)).collect();
+    assert!(missing.is_empty(), "not in docs/scenarios.md: {missing:?}");
+}

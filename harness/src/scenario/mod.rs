@@ -59,6 +59,22 @@ fn default_compose() -> Spanned<String> {
     )
 }
 
+/// Every value of the small enums a scenario names, for the reference's drift test.
+pub const WORKLOAD_KINDS: &[WorkloadKind] = &[
+    WorkloadKind::Register,
+    WorkloadKind::Set,
+    WorkloadKind::Create,
+];
+pub const PARTITION_MODES: &[PartitionMode] = &[
+    PartitionMode::Isolate,
+    PartitionMode::Halves,
+    PartitionMode::MajorityRing,
+    PartitionMode::Bridge,
+];
+pub const PICKS: &[Pick] = &[Pick::One, Pick::All, Pick::Majority, Pick::Minority];
+pub const ROLES: &[Role] = &[Role::Leader, Role::Follower];
+pub const CHECK_NAMES: &[&str] = &["linearizable", "durable", "retry-consistent"];
+
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum WorkloadKind {
@@ -147,6 +163,26 @@ pub enum Action {
 }
 
 impl Action {
+    pub const ALL: &'static [Action] = &[
+        Action::Pause,
+        Action::Unpause,
+        Action::Kill,
+        Action::Stop,
+        Action::Start,
+        Action::Restart,
+        Action::Partition,
+        Action::Heal,
+        Action::LoseReply,
+        Action::DelayReplies,
+        Action::ResetConnections,
+        Action::ClearProxy,
+        Action::SlowFsync,
+        Action::FailFsync,
+        Action::SlowWrites,
+        Action::Crash,
+        Action::ClearFs,
+    ];
+
     /// The action that undoes this one, if any (`for:` applies it automatically).
     pub fn undo(self) -> Option<Action> {
         match self {
@@ -1012,6 +1048,13 @@ mod tests {
         let e = parse_text(&text).unwrap_err();
         assert_eq!(e.path, "workload.keys", "{e}");
         assert_eq!(e.line, 7, "{e}");
+    }
+
+    #[test]
+    fn action_names_are_the_yaml_names() {
+        for action in Action::ALL {
+            assert_eq!(serde_json::to_value(action).unwrap(), action.name());
+        }
     }
 
     #[test]

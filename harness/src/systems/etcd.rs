@@ -116,7 +116,11 @@ impl SystemAdapter for Etcd {
                 .endpoints
                 .get(node)
                 .ok_or_else(|| format!("node {node} publishes no client port {CLIENT_PORT}"))?;
-            return Ok(Box::new(GatewayClient::new(base, self.connect_timeout, self.retries)?));
+            return Ok(Box::new(GatewayClient::new(
+                base,
+                self.connect_timeout,
+                self.retries,
+            )?));
         }
         Ok(Box::new(EtcdClient {
             client: self.client(node).await?,
@@ -242,7 +246,10 @@ impl SystemClient for GatewayClient {
         let key = b64(&op.key);
         match op.f {
             "read" => {
-                match self.post("/v3/kv/range", &serde_json::json!({ "key": key }), &call).await {
+                match self
+                    .post("/v3/kv/range", &serde_json::json!({ "key": key }), &call)
+                    .await
+                {
                     Ok(resp) => Outcome::Ok(
                         resp["kvs"][0]["value"]
                             .as_str()
