@@ -85,7 +85,7 @@ fn find_in_key(key: Option<&str>, ops: &[&Operation]) -> Option<StaleRead> {
         let value = &read.output;
         // The initial nil precedes every write; a written value ends with its write.
         let (origin, origin_end) = if value.is_null() {
-            (None, None)
+            (None, 0)
         } else {
             match writers.get(&value.to_string()).map(Vec::as_slice) {
                 // The origin must be certain and acknowledged to bound the overwrite.
