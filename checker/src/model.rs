@@ -521,8 +521,8 @@ impl Kv {
         let mut kv = Kv {
             ops: Vec::new(),
             strings: Vec::new(),
-            ids: HashMap::default(),
-            appends: HashMap::default(),
+            ids: HashMap::with_capacity_and_hasher(ops.len() + 2, Default::default()),
+            appends: HashMap::with_capacity_and_hasher(ops.len(), Default::default()),
             gets: Vec::new(),
             poison: 1,
         };
