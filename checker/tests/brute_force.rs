@@ -213,7 +213,7 @@ fn generate(model: ModelKind, acts: &[(u8, u8, u8, u8)]) -> Vec<Event> {
         let p = p as usize % 4;
         match flights[p].take() {
             None => {
-                if invoked == 8 {
+                if invoked == max_ops() {
                     continue;
                 }
                 invoked += 1;
@@ -380,6 +380,15 @@ fn generate(model: ModelKind, acts: &[(u8, u8, u8, u8)]) -> Vec<Event> {
     events
 }
 
+/// Operations per history: 8 by default (`BF_MAX_OPS` for a longer soak; the
+/// brute force grows factorially).
+fn max_ops() -> usize {
+    std::env::var("BF_MAX_OPS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(8)
+}
+
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
@@ -448,7 +457,7 @@ fn agree(model: ModelKind, acts: &[(u8, u8, u8, u8)]) -> Result<(), TestCaseErro
 }
 
 fn acts() -> impl Strategy<Value = Vec<(u8, u8, u8, u8)>> {
-    prop::collection::vec(any::<(u8, u8, u8, u8)>(), 1..40)
+    prop::collection::vec(any::<(u8, u8, u8, u8)>(), 1..(5 * max_ops()))
 }
 
 proptest! {
