@@ -82,7 +82,12 @@ impl Drop for FakeOm {
 }
 
 pub async fn spawn_om(handler: Handler) -> FakeOm {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    spawn_om_at("127.0.0.1:0".parse().unwrap(), handler).await
+}
+
+/// A fake OM on this address (a "restarted" OM on the port of a stopped one).
+pub async fn spawn_om_at(addr: SocketAddr, handler: Handler) -> FakeOm {
+    let listener = TcpListener::bind(addr).await.unwrap();
     let addr = listener.local_addr().unwrap();
     let received = Arc::new(Mutex::new(Vec::new()));
     let connections = Arc::new(Mutex::new(0usize));
