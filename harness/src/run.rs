@@ -134,15 +134,11 @@ pub async fn run_scenario(
             return Err(e);
         }
     };
-    report::render(&run_dir)?;
+    // The report's one line names the verdict and, for a violation, says what went wrong.
+    let summary = report::render(&run_dir)?;
     Ok(RunOutcome {
         exit_code: result.exit_code,
-        summary: format!(
-            "{}: {} (seed {seed}) {}",
-            spec.name,
-            result.verdict,
-            run_dir.display()
-        ),
+        summary,
         run_dir,
         seed,
     })
