@@ -437,8 +437,12 @@ pub fn partition_grudge(
     let mut cut = |a: &[String], b: &[String]| {
         for x in a {
             for y in b {
-                grudge.get_mut(x).map(|s| s.insert(y.clone()));
-                grudge.get_mut(y).map(|s| s.insert(x.clone()));
+                if let Some(set) = grudge.get_mut(x) {
+                    set.insert(y.clone());
+                }
+                if let Some(set) = grudge.get_mut(y) {
+                    set.insert(x.clone());
+                }
             }
         }
     };
@@ -472,7 +476,9 @@ pub fn partition_grudge(
                 let drops = (0..n)
                     .filter(|j| !sees.contains(j))
                     .map(|j| order[j].clone());
-                grudge.get_mut(node).map(|s| s.extend(drops));
+                if let Some(set) = grudge.get_mut(node) {
+                    set.extend(drops);
+                }
             }
         }
     }

@@ -35,7 +35,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")
