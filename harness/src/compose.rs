@@ -308,6 +308,12 @@ impl ComposeFile {
                 path.display()
             )));
         }
+        for service in file.services.values_mut() {
+            service.image = service
+                .image
+                .take()
+                .map(|i| interpolate(&i, |v| std::env::var(v).ok()));
+        }
         for (name, service) in &file.services {
             if service.image.is_none() {
                 return Err(ComposeError(format!(
@@ -355,6 +361,31 @@ impl ComposeFile {
 
 /// `"2379"`, `"127.0.0.1::2379"`, `"127.0.0.1:12379:2379"`, `"12379:2379"`; always published on
 /// loopback only, whatever the file says, so a run never exposes a node beyond this machine.
+/// Compose's `${NAME}` and `${NAME:-default}` in an image tag (`apache/ozone:${OZONE_VERSION:-2.1.1}`),
+/// read from the harness's environment, so one compose file serves several versions of an image.
+pub fn interpolate(text: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let Some(end) = rest[start..].find('}') else {
+            break;
+        };
+        let inner = &rest[start + 2..start + end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        match lookup(name).filter(|v| !v.is_empty()) {
+            Some(value) => out.push_str(&value),
+            None => out.push_str(default.unwrap_or_default()),
+        }
+        rest = &rest[start + end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 pub fn parse_port(text: &str) -> Result<PortSpec, String> {
     let text = text.trim().trim_end_matches("/tcp");
     let parts: Vec<&str> = text.split(':').collect();
@@ -382,6 +413,17 @@ pub fn parse_port(text: &str) -> Result<PortSpec, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn image_tags_take_compose_variables() {
+        let env = |name: &str| (name == "OZONE_VERSION").then(|| "2.0.0".to_string());
+        let none = |_: &str| None;
+        let tag = "apache/ozone:${OZONE_VERSION:-2.1.1}";
+        assert_eq!(interpolate(tag, env), "apache/ozone:2.0.0");
+        assert_eq!(interpolate(tag, none), "apache/ozone:2.1.1");
+        assert_eq!(interpolate("a:${X}", none), "a:");
+        assert_eq!(interpolate("chaos-etcd:latest", none), "chaos-etcd:latest");
+    }
 
     #[test]
     fn ports_parse() {

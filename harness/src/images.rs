@@ -75,16 +75,22 @@ pub async fn ensure(docker: &Docker, repo: &Path, specs: &[ImageSpec], force: bo
             continue;
         }
         let Some((context, dockerfile)) = &spec.build else {
-            return Err(HarnessError::infra(format!(
-                "image {tag} is missing and has no build here; on a machine with registry access run \
-                 `docker pull {tag} && docker save {tag} -o image.tar`, then `docker load -i image.tar` here",
-                tag = spec.tag
-            )));
+            return Err(HarnessError::infra(missing_image_hint(&spec.tag)));
         };
         ensure_base(docker, repo, force).await?;
         build(docker, &spec.tag, context, dockerfile).await?;
     }
     Ok(())
+}
+
+/// What to do about an image that is missing and cannot be built here (a registry image such as
+/// apache/ozone): the pull line first (it is what the one-line summary shows), then the offline way.
+pub fn missing_image_hint(tag: &str) -> String {
+    format!(
+        "image {tag} is missing and cannot be built here; get it with `docker pull {tag}`\n\n    \
+         docker pull {tag}\n\n(no registry on this machine: pull where one answers, then \
+         `docker save {tag} -o image.tar`, copy image.tar here and `docker load -i image.tar`)"
+    )
 }
 
 /// The offline Debian base, made by images/base/build.sh (debootstrap + docker import, or a pull

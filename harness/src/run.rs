@@ -167,6 +167,9 @@ async fn play(
             swept.volumes.len()
         );
     }
+    if let Some(caveat) = crate::systems::caveat(&loaded.spec.system.value) {
+        eprintln!("note: {caveat}");
+    }
     let repo = loaded.compose.dir.clone();
     let needed = images::images_for(&loaded.compose, &loaded.nodes);
     tokio::select! {

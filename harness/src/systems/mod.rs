@@ -2,6 +2,7 @@
 //! ports). Everything else in the harness is system-agnostic.
 
 pub mod etcd;
+pub mod ozone;
 pub mod redis;
 
 use std::collections::BTreeMap;
@@ -21,10 +22,18 @@ pub struct SystemInfo {
     pub make: fn(&Cluster, &AdapterSettings) -> Box<dyn SystemAdapter>,
 }
 
-pub const SYSTEMS: &[SystemInfo] = &[etcd::INFO, redis::INFO];
+pub const SYSTEMS: &[SystemInfo] = &[etcd::INFO, redis::INFO, ozone::INFO];
 
 pub fn lookup(name: &str) -> Option<&'static SystemInfo> {
     SYSTEMS.iter().find(|s| s.name == name)
+}
+
+/// What `chaos run` says up front about a system whose adapter has not met a live cluster yet.
+pub fn caveat(system: &str) -> Option<&'static str> {
+    match system {
+        "ozone" => Some(ozone::NOT_YET_LIVE),
+        _ => None,
+    }
 }
 
 pub fn names() -> Vec<&'static str> {

@@ -1,0 +1,872 @@
+//! Apache Ozone (issue 7): three Ozone Managers in Ratis HA (service id `omservice`), one SCM,
+//! three datanodes and an S3 gateway from the official `apache/ozone` image (compose profile
+//! `ozone`).
+//!
+//! **Not yet run against a live cluster**: the image cannot be pulled on the machines this was
+//! written on. Everything here is built to published interfaces and tested on recorded outputs
+//! (harness/tests/fixtures/ozone, whose README says where each format comes from):
+//! - client operations go through the native OM client of the `ozone-rpc` crate (Hadoop RPC,
+//!   SIMPLE auth): the `create` workload creates a key "if absent" as Ozone can, by committing a
+//!   staging key and renaming it onto the target (a rename onto an existing key answers
+//!   KEY_ALREADY_EXISTS); a rename whose answer never came is resent byte for byte (same client
+//!   id and call id) `retries` times, which is what the OM retry cache must recognise;
+//! - roles from `ozone admin om roles --json` run in an OM container;
+//! - Ratis indexes of each OM from its /prom page ([`parse_prom`]);
+//! - admin command lines ([`admin`]) and named log triggers ([`TRIGGERS`]) for scenarios.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bollard::Docker;
+use ozone_rpc::{BucketLayout, CallRecord, OmClient, OmError, OmRequest, OmResponse, Status};
+use serde_json::{json, Value};
+use tokio::sync::OnceCell;
+
+use super::{AdapterSettings, Operation, Outcome, SystemAdapter, SystemClient, SystemInfo};
+use crate::cluster::Cluster;
+use crate::scenario::{Role, WorkloadKind};
+
+/// The image tag the compose profile defaults to (`OZONE_VERSION` overrides it): the newest
+/// release confirmed from the project's announcement ("[ANNOUNCE] Apache Ozone 2.1.1",
+/// apache/ozone discussion #10583, which links the Docker Hub tags of apache/ozone).
+pub const VERSION: &str = "2.1.1";
+pub const SERVICE_ID: &str = "omservice";
+/// OM client RPC (ozone.om.address), HTTP (/prom, /jmx), Ratis.
+pub const OM_RPC_PORT: u16 = 9862;
+pub const OM_HTTP_PORT: u16 = 9874;
+pub const OM_RATIS_PORT: u16 = 9872;
+pub const S3G_PORT: u16 = 9878;
+/// Where the workload's keys live (created on the first connect; security is off).
+pub const VOLUME: &str = "chaos";
+pub const BUCKET: &str = "keys";
+
+/// Printed by `chaos run` for this system, so nobody mistakes a green run of the harness for a
+/// tested integration.
+pub const NOT_YET_LIVE: &str = "ozone: not yet run against a live cluster. The compose profile, \
+the native OM client (ozone-rpc), roles from `ozone admin om roles --json`, the /prom probe, the \
+admin command lines and the log-trigger regexes are built to published interfaces and tested on \
+recorded outputs only (harness/tests/fixtures/ozone); expect the first live run to need fixes.";
+
+pub const INFO: SystemInfo = SystemInfo {
+    name: "ozone",
+    workloads: &[WorkloadKind::Create],
+    has_roles: true,
+    make: |cluster, settings| Box::new(Ozone::new(cluster, settings)),
+};
+
+/// Whether a node of the profile is an Ozone Manager (om1, om2, om3).
+pub fn is_om(node: &str) -> bool {
+    node.strip_prefix("om")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+pub struct Ozone {
+    /// OM node -> its RPC endpoint on the host (through the proxy when there is one).
+    rpc: BTreeMap<String, SocketAddr>,
+    /// OM node -> its HTTP endpoint on the host (/prom).
+    http: BTreeMap<String, SocketAddr>,
+    /// OM node -> container id, for `ozone admin` run inside it.
+    containers: BTreeMap<String, String>,
+    docker: Docker,
+    retries: u32,
+    connect_timeout: Duration,
+    /// Volume and bucket created once per run.
+    setup: Arc<OnceCell<()>>,
+}
+
+impl Ozone {
+    fn new(cluster: &Cluster, settings: &AdapterSettings) -> Self {
+        let oms: Vec<String> = cluster.names().into_iter().filter(|n| is_om(n)).collect();
+        let rpc = oms
+            .iter()
+            .filter_map(|n| Some((n.clone(), cluster.endpoint(n, OM_RPC_PORT)?)))
+            .collect();
+        let http = oms
+            .iter()
+            .filter_map(|n| Some((n.clone(), cluster.direct_endpoint(n, OM_HTTP_PORT)?)))
+            .collect();
+        let containers = oms
+            .iter()
+            .filter_map(|n| Some((n.clone(), cluster.node(n)?.container.clone())))
+            .collect();
+        Ozone {
+            rpc,
+            http,
+            containers,
+            docker: cluster.docker().clone(),
+            retries: settings.retries,
+            connect_timeout: settings.connect_timeout,
+            setup: Arc::new(OnceCell::new()),
+        }
+    }
+
+    fn om_client(&self) -> OmClient {
+        let (ids, addrs): (Vec<String>, Vec<SocketAddr>) =
+            self.rpc.iter().map(|(n, a)| (n.clone(), *a)).unzip();
+        let config = ozone_rpc::ClientConfig {
+            connect_timeout: self.connect_timeout,
+            ..Default::default()
+        };
+        OmClient::connect(addrs, "hadoop")
+            .with_node_ids(&ids)
+            .with_config(config)
+    }
+
+    /// Each OM's Ratis indexes from its /prom page; an OM that does not answer is left out.
+    pub async fn probe(&self) -> BTreeMap<String, RatisIndexes> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(2))
+            .build()
+            .unwrap_or_default();
+        let asks = self.http.iter().map(|(node, addr)| {
+            let http = http.clone();
+            async move {
+                let text = http
+                    .get(format!("http://{addr}/prom"))
+                    .send()
+                    .await
+                    .ok()?
+                    .text()
+                    .await
+                    .ok()?;
+                Some((node.clone(), parse_prom(&text, node)))
+            }
+        });
+        futures_util::future::join_all(asks)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// Runs a command line in the first OM container that runs it successfully.
+    pub async fn admin(&self, cmd: &[String]) -> Result<String, String> {
+        let mut last = String::from("no OM container");
+        for (node, container) in &self.containers {
+            match exec(&self.docker, container, cmd).await {
+                Ok(out) => return Ok(out),
+                Err(e) => last = format!("{node}: {e}"),
+            }
+        }
+        Err(last)
+    }
+}
+
+async fn exec(docker: &Docker, container: &str, cmd: &[String]) -> Result<String, String> {
+    use bollard::exec::{CreateExecOptions, StartExecResults};
+    use futures_util::StreamExt;
+    let created = docker
+        .create_exec(
+            container,
+            CreateExecOptions {
+                cmd: Some(cmd.to_vec()),
+                attach_stdout: Some(true),
+                attach_stderr: Some(true),
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut stdout = String::new();
+    if let StartExecResults::Attached { mut output, .. } = docker
+        .start_exec(&created.id, None)
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        while let Some(Ok(chunk)) = output.next().await {
+            if let bollard::container::LogOutput::StdOut { message } = chunk {
+                stdout.push_str(&String::from_utf8_lossy(&message));
+            }
+        }
+    }
+    let code = docker
+        .inspect_exec(&created.id)
+        .await
+        .map_err(|e| e.to_string())?
+        .exit_code
+        .unwrap_or_default();
+    if code != 0 {
+        return Err(format!("`{}` exited {code}", cmd.join(" ")));
+    }
+    Ok(stdout)
+}
+
+#[async_trait]
+impl SystemAdapter for Ozone {
+    async fn roles(&self) -> BTreeMap<String, Role> {
+        let cmd = admin::roles();
+        let asked = tokio::time::timeout(Duration::from_secs(15), self.admin(&cmd));
+        match asked.await {
+            Ok(Ok(out)) => parse_roles(&out)
+                .into_iter()
+                .filter(|(node, _)| self.rpc.contains_key(node))
+                .collect(),
+            _ => BTreeMap::new(),
+        }
+    }
+
+    async fn connect(&self, _node: &str) -> Result<Box<dyn SystemClient>, String> {
+        if self.rpc.is_empty() {
+            return Err(format!("no OM publishes its RPC port {OM_RPC_PORT}"));
+        }
+        let mut om = self.om_client();
+        // The volume and bucket, once; "already exists" is fine (another process made them).
+        self.setup
+            .get_or_try_init(|| async {
+                for req in [
+                    OmRequest::create_volume(VOLUME, "hadoop", "hadoop"),
+                    OmRequest::create_bucket(VOLUME, BUCKET, Some(BucketLayout::ObjectStore)),
+                ] {
+                    match om.call(req).await {
+                        Ok(r)
+                            if r.is_ok()
+                                || r.status == Status::VOLUME_ALREADY_EXISTS
+                                || r.status == Status::BUCKET_ALREADY_EXISTS => {}
+                        Ok(r) => return Err(format!("setup: {}", describe(&r))),
+                        Err(e) => return Err(format!("setup: {e}")),
+                    }
+                }
+                Ok(())
+            })
+            .await?;
+        Ok(Box::new(OzoneClient {
+            om,
+            retries: self.retries,
+        }))
+    }
+}
+
+/// One process's native OM client.
+struct OzoneClient {
+    om: OmClient,
+    retries: u32,
+}
+
+fn describe(r: &OmResponse) -> String {
+    match &r.message {
+        Some(m) if !m.is_empty() => format!("{}: {m}", r.status.name()),
+        _ => r.status.name(),
+    }
+}
+
+fn error_outcome(e: &OmError) -> Outcome {
+    match e.outcome() {
+        ozone_rpc::Outcome::Fail => Outcome::Fail(e.to_string()),
+        _ => Outcome::Info(e.to_string()),
+    }
+}
+
+#[async_trait]
+impl SystemClient for OzoneClient {
+    async fn invoke(&mut self, op: &Operation) -> Outcome {
+        match op.f {
+            "read" => match self
+                .om
+                .call(OmRequest::lookup_key(VOLUME, BUCKET, &op.key))
+                .await
+            {
+                Ok(r) if r.is_ok() => Outcome::Ok(r.key_length().map_or(Value::Null, Value::from)),
+                Ok(r) if r.status == Status::KEY_NOT_FOUND => Outcome::Ok(Value::Null),
+                // A lookup changes nothing: any failure is a definite no-op.
+                Ok(r) => Outcome::Fail(describe(&r)),
+                Err(e) => Outcome::Fail(e.to_string()),
+            },
+            // cas [null, v]: make key hold a value of length v unless it exists.
+            "cas" => {
+                let Some(size) = op.value.get(1).and_then(Value::as_u64) else {
+                    return Outcome::Fail("ozone cas needs [null, n]".into());
+                };
+                self.create(&op.key, size, &op.value).await
+            }
+            other => Outcome::Fail(format!("ozone has no operation {other}")),
+        }
+    }
+}
+
+impl OzoneClient {
+    /// Staging key of length `size` (no data: the OM records the length it is told), then one
+    /// rename onto `key`: the only step that touches `key`, so only its outcome can be info.
+    async fn create(&mut self, key: &str, size: u64, value: &Value) -> Outcome {
+        let staging = format!("staging/{key}-{size}");
+        let open = match self
+            .om
+            .call(OmRequest::create_key(VOLUME, BUCKET, &staging, size))
+            .await
+        {
+            Ok(r) if r.is_ok() => r,
+            Ok(r) => return Outcome::Fail(format!("staging create: {}", describe(&r))),
+            Err(e) => return Outcome::Fail(format!("staging create: {e}")),
+        };
+        let Some(id) = open.open_key_id else {
+            return Outcome::Fail("staging create: no open key id".into());
+        };
+        match self
+            .om
+            .call(OmRequest::commit_key(VOLUME, BUCKET, &staging, size, id))
+            .await
+        {
+            Ok(r) if r.is_ok() => {}
+            // key itself is untouched whatever happened to the staging key.
+            Ok(r) => return Outcome::Fail(format!("staging commit: {}", describe(&r))),
+            Err(e) => return Outcome::Fail(format!("staging commit: {e}")),
+        }
+        let (record, mut result) = self
+            .om
+            .call_recorded(OmRequest::rename_key(VOLUME, BUCKET, &staging, key))
+            .await;
+        let mut attempt = 1;
+        while attempt <= self.retries && !answered(&result) {
+            // Sent, and the answer never came: resend the very same call (client id, call id).
+            attempt += 1;
+            result = self.resend(&record).await;
+        }
+        let note = if attempt > 1 {
+            format!(" (answer to attempt {attempt} of call {})", record.call_id)
+        } else {
+            String::new()
+        };
+        match result {
+            Ok(r) if r.is_ok() => Outcome::Ok(value.clone()),
+            Ok(r) if r.status == Status::KEY_ALREADY_EXISTS => {
+                Outcome::Fail(format!("already exists{note}"))
+            }
+            Ok(r) if r.outcome() == ozone_rpc::Outcome::Info => Outcome::Info(describe(&r)),
+            Ok(r) => Outcome::Fail(format!("{}{note}", describe(&r))),
+            Err(e) => error_outcome(&e),
+        }
+    }
+}
+
+/// Whether the OM said whether the call took effect (an answer that is not `info`).
+fn answered(result: &Result<OmResponse, OmError>) -> bool {
+    match result {
+        Ok(r) => r.outcome() != ozone_rpc::Outcome::Info,
+        Err(e) => e.outcome() != ozone_rpc::Outcome::Info,
+    }
+}
+
+/// How long one resend keeps looking for an OM that answers (the OMs may all be restarting).
+const RESEND_PATIENCE: Duration = Duration::from_secs(120);
+
+impl OzoneClient {
+    /// One resend of a recorded call, byte for byte, to the OMs in turn (the last one that
+    /// answered first) until one answers it or [`RESEND_PATIENCE`] runs out: a refused connect
+    /// or "not the leader" is no answer, so the resend waits out restarts and elections, as a
+    /// Java client's failover does, and the first OM that answers decides.
+    async fn resend(&mut self, record: &CallRecord) -> Result<OmResponse, OmError> {
+        let deadline = tokio::time::Instant::now() + RESEND_PATIENCE;
+        let mut order: Vec<SocketAddr> = self.om.nodes().iter().map(|n| n.addr).collect();
+        let current = self.om.current();
+        order.sort_by_key(|a| *a != current);
+        let mut last = Err(OmError::NoNodes);
+        loop {
+            for &to in &order {
+                let result = self.om.resend(record, to).await;
+                let keep_looking = match &result {
+                    Ok(_) => false,
+                    Err(OmError::NotLeader { .. } | OmError::LeaderNotReady { .. }) => true,
+                    Err(e) => e.outcome() == ozone_rpc::Outcome::Fail,
+                };
+                if !keep_looking {
+                    return result;
+                }
+                last = result;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return last;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+/// One OM's Ratis indexes as its /prom page shows them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RatisIndexes {
+    /// `ratis_state_machine_appliedIndex`: the last log index the OM state machine applied.
+    pub applied: Option<u64>,
+    /// `ratis_state_machine_applyCompletedIndex`.
+    pub apply_completed: Option<u64>,
+    /// `ratis_server_peerCommitIndex` for the OM itself (follower label = instance label).
+    pub commit: Option<u64>,
+    /// `ratis_state_machine_takeSnapshot_count`: snapshots this OM has taken since it started.
+    /// /prom has no gauge of the last snapshot index in the sources read; that index is in the
+    /// "taking snapshot" log line ([`snapshot_index`]).
+    pub snapshots_taken: Option<u64>,
+}
+
+/// Parses Prometheus text (format 0.0.4) for one OM's Ratis indexes. `node` is the OM's Ratis
+/// peer id (the OM node id, e.g. `om1`); samples of other instances are ignored.
+pub fn parse_prom(text: &str, node: &str) -> RatisIndexes {
+    let mut out = RatisIndexes::default();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (name, labels, value) = match line.find('{') {
+            Some(open) => {
+                let Some(close) = line.rfind('}') else {
+                    continue;
+                };
+                (
+                    &line[..open],
+                    parse_labels(&line[open + 1..close]),
+                    line[close + 1..].trim(),
+                )
+            }
+            None => {
+                let mut parts = line.splitn(2, char::is_whitespace);
+                (
+                    parts.next().unwrap_or_default(),
+                    BTreeMap::new(),
+                    parts.next().unwrap_or_default().trim(),
+                )
+            }
+        };
+        // The value, then an optional timestamp.
+        let Some(number) = value
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse::<f64>().ok())
+        else {
+            continue;
+        };
+        if !number.is_finite() || number < 0.0 {
+            continue;
+        }
+        let number = number as u64;
+        let instance = labels.get("instance").map(String::as_str);
+        if instance.is_some_and(|i| i != node) {
+            continue;
+        }
+        match name {
+            "ratis_state_machine_appliedIndex" => out.applied = Some(number),
+            "ratis_state_machine_applyCompletedIndex" => out.apply_completed = Some(number),
+            "ratis_state_machine_takeSnapshot_count" => out.snapshots_taken = Some(number),
+            "ratis_server_peerCommitIndex"
+                if labels.get("follower").map(String::as_str) == Some(node) =>
+            {
+                out.commit = Some(number)
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `a="b",c="d",` (a trailing comma is what the Prometheus simpleclient writes).
+fn parse_labels(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut rest = text;
+    while let Some(eq) = rest.find("=\"") {
+        let name = rest[..eq].trim().trim_start_matches(',').trim().to_string();
+        let value_start = eq + 2;
+        let mut value = String::new();
+        let mut end = None;
+        let mut chars = rest[value_start..].char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '\\' => {
+                    if let Some((_, n)) = chars.next() {
+                        value.push(match n {
+                            'n' => '\n',
+                            other => other,
+                        });
+                    }
+                }
+                '"' => {
+                    end = Some(value_start + i + 1);
+                    break;
+                }
+                c => value.push(c),
+            }
+        }
+        out.insert(name, value);
+        match end {
+            Some(e) => rest = &rest[e..],
+            None => break,
+        }
+    }
+    out
+}
+
+/// Roles from `ozone admin om roles --json`: `[{"om1": {"serverRole": "LEADER", ...}}, ...]`.
+/// LEADER is the leader; FOLLOWER the followers; other Ratis roles (CANDIDATE, LISTENER) and
+/// anything unreadable are left out.
+pub fn parse_roles(json_text: &str) -> BTreeMap<String, Role> {
+    let Some(start) = json_text.find('[') else {
+        return BTreeMap::new();
+    };
+    // The first JSON value; whatever the CLI prints after it (warnings) is ignored.
+    let mut values = serde_json::Deserializer::from_str(&json_text[start..])
+        .into_iter::<Vec<BTreeMap<String, Value>>>();
+    let Some(Ok(list)) = values.next() else {
+        return BTreeMap::new();
+    };
+    list.into_iter()
+        .flatten()
+        .filter_map(|(node, info)| {
+            let role = match info.get("serverRole")?.as_str()? {
+                "LEADER" => Role::Leader,
+                "FOLLOWER" => Role::Follower,
+                _ => return None,
+            };
+            Some((node, role))
+        })
+        .collect()
+}
+
+/// Command lines for Ozone's admin CLI, run in an OM container ([`Ozone::admin`]). Sources:
+/// `hadoop-ozone/cli-admin/.../admin/om/` (`GetServiceRolesSubcommand`,
+/// `TransferOmLeaderSubCommand` with `-n/--newLeaderId` or `-r/--random`, `PrepareSubCommand`,
+/// `CancelPrepareSubCommand`), `.../admin/scm/container/CloseSubcommand`, and the Ratis shell
+/// that Ozone embeds as `ozone ratis` (`snapshot create -peers ... -peerId ...`).
+pub mod admin {
+    use super::{OM_RATIS_PORT, SERVICE_ID};
+
+    fn words(list: &[&str]) -> Vec<String> {
+        list.iter().map(|w| w.to_string()).collect()
+    }
+
+    pub fn roles() -> Vec<String> {
+        words(&[
+            "ozone",
+            "admin",
+            "om",
+            "roles",
+            "--service-id",
+            SERVICE_ID,
+            "--json",
+        ])
+    }
+
+    /// Makes `om` the OM leader.
+    pub fn transfer_leader(om: &str) -> Vec<String> {
+        words(&[
+            "ozone",
+            "admin",
+            "om",
+            "transfer",
+            "--service-id",
+            SERVICE_ID,
+            "-n",
+            om,
+        ])
+    }
+
+    /// Makes a follower picked by the OM the leader.
+    pub fn transfer_leader_random() -> Vec<String> {
+        words(&[
+            "ozone",
+            "admin",
+            "om",
+            "transfer",
+            "--service-id",
+            SERVICE_ID,
+            "-r",
+        ])
+    }
+
+    /// Asks `om` to take a Ratis snapshot now (then purge up to it, with small purge gaps).
+    pub fn take_snapshot(oms: &[&str], om: &str) -> Vec<String> {
+        let peers: Vec<String> = oms.iter().map(|o| format!("{o}:{OM_RATIS_PORT}")).collect();
+        let mut w = words(&["ozone", "ratis", "snapshot", "create", "-peers"]);
+        w.push(peers.join(","));
+        w.extend(words(&["-peerId", om]));
+        w
+    }
+
+    pub fn close_container(id: u64) -> Vec<String> {
+        let mut w = words(&["ozone", "admin", "container", "close"]);
+        w.push(id.to_string());
+        w
+    }
+
+    pub fn prepare() -> Vec<String> {
+        words(&[
+            "ozone",
+            "admin",
+            "om",
+            "prepare",
+            "--service-id",
+            SERVICE_ID,
+        ])
+    }
+
+    pub fn cancel_prepare() -> Vec<String> {
+        words(&[
+            "ozone",
+            "admin",
+            "om",
+            "cancelprepare",
+            "--service-id",
+            SERVICE_ID,
+        ])
+    }
+}
+
+/// A log line worth triggering on, with where its text comes from.
+#[derive(Debug, Clone, Copy)]
+pub struct NamedTrigger {
+    pub name: &'static str,
+    /// Which nodes print it (om, scm, datanode).
+    pub printed_by: &'static str,
+    pub regex: &'static str,
+    /// The source of the format string and the version it was read in.
+    pub source: &'static str,
+}
+
+/// The log lines Ozone scenarios trigger on. Each regex is tested on a line in
+/// harness/tests/fixtures/ozone; the format strings were read in the Ozone 2.x line (the
+/// `master` branch past 2.0, which 2.1.1 was cut from) and Ratis 3.x, which Ozone 2.x uses.
+/// Scenarios copy these regexes into `on: { log: { regex } }` (a test checks they match).
+pub const TRIGGERS: &[NamedTrigger] = &[
+    NamedTrigger {
+        name: "leader-change",
+        printed_by: "om",
+        regex: r"changes role from \w+ to LEADER at term \d+",
+        source:
+            "Ratis 3.x RaftServerImpl.setRole: \"{}: changes role from {} to {} at term {} for {}\"",
+    },
+    NamedTrigger {
+        name: "install-snapshot-notified",
+        printed_by: "om",
+        regex: r"Received install snapshot notification from OM leader: \S+ with term index",
+        source: "Ozone 2.x OzoneManagerStateMachine.notifyInstallSnapshotFromLeader",
+    },
+    NamedTrigger {
+        name: "install-snapshot-in-progress",
+        printed_by: "om",
+        regex: r"Snapshot Installation by StateMachine is in progress",
+        source: "Ratis 3.x SnapshotInstallationHandler (InstallSnapshotResult.IN_PROGRESS)",
+    },
+    NamedTrigger {
+        name: "install-snapshot-finished",
+        printed_by: "om",
+        regex: r"Install Checkpoint is finished with Term: \d+ and Index: \d+",
+        source: "Ozone 2.x OzoneManager.installCheckpoint",
+    },
+    NamedTrigger {
+        name: "snapshot-taken",
+        printed_by: "om",
+        regex: r"taking snapshot\. applied = .*current snapshot index = \(t:\d+, i:\d+\)",
+        source: "Ozone 2.x OzoneManagerStateMachine.takeSnapshotImpl",
+    },
+    NamedTrigger {
+        name: "log-purged",
+        printed_by: "om",
+        regex: r"SegmentedRaftLog: purge \d+",
+        source: "Ratis 3.x RaftLogBase.purge: \"{}: purge {}\"",
+    },
+    NamedTrigger {
+        name: "container-closed",
+        printed_by: "datanode",
+        regex: r"Container \d+ is closed with bcsId \d+",
+        source: "Ozone 2.x KeyValueContainer.close",
+    },
+    NamedTrigger {
+        name: "put-block-failed",
+        printed_by: "datanode (audit log, a file: see README)",
+        regex: r"op=PUT_BLOCK .*\| ret=FAILURE",
+        source: "Ozone 2.x datanode audit (AuditMessage, dn-audit-log4j2.properties)",
+    },
+];
+
+pub fn trigger(name: &str) -> Option<&'static NamedTrigger> {
+    TRIGGERS.iter().find(|t| t.name == name)
+}
+
+/// The index of a "taking snapshot" line (`current snapshot index = (t:2, i:1500)`).
+pub fn snapshot_index(line: &str) -> Option<u64> {
+    let rest = &line[line.find("current snapshot index = (t:")?..];
+    let i = rest.find(", i:")? + 4;
+    let end = rest[i..].find(')')? + i;
+    rest[i..end].trim().parse().ok()
+}
+
+/// Term and index of an "Install Checkpoint is finished" line.
+pub fn installed_checkpoint(line: &str) -> Option<(u64, u64)> {
+    let rest = &line[line.find("Install Checkpoint is finished with Term: ")? + 42..];
+    let (term, rest) = rest.split_once(" and Index: ")?;
+    let index = rest.split(|c: char| !c.is_ascii_digit()).next()?;
+    Some((term.trim().parse().ok()?, index.parse().ok()?))
+}
+
+/// What a scenario can assert about the OMs' indexes: the lowest applied index over the OMs that
+/// answered, and those whose applied index is more than `bound` behind the highest.
+pub fn lagging(indexes: &BTreeMap<String, RatisIndexes>, bound: u64) -> Vec<(String, u64, u64)> {
+    let top = indexes
+        .values()
+        .filter_map(|i| i.applied)
+        .max()
+        .unwrap_or(0);
+    indexes
+        .iter()
+        .filter_map(|(n, i)| {
+            let a = i.applied?;
+            (top.saturating_sub(a) > bound).then(|| (n.clone(), a, top))
+        })
+        .collect()
+}
+
+/// The figures of a probe as JSON, for faults.jsonl and result.json.
+pub fn indexes_json(indexes: &BTreeMap<String, RatisIndexes>) -> Value {
+    json!(indexes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LEADER: &str = include_str!("../../tests/fixtures/ozone/om1-leader.prom");
+    const FOLLOWER: &str = include_str!("../../tests/fixtures/ozone/om3-follower.prom");
+    const ROLES: &str = include_str!("../../tests/fixtures/ozone/roles.json");
+    const OM_LOG: &str = include_str!("../../tests/fixtures/ozone/om.log");
+    const DN_LOG: &str = include_str!("../../tests/fixtures/ozone/dn.log");
+    const DN_AUDIT: &str = include_str!("../../tests/fixtures/ozone/dn-audit.log");
+
+    #[test]
+    fn prom_of_the_leader_gives_its_own_indexes() {
+        let i = parse_prom(LEADER, "om1");
+        assert_eq!(i.applied, Some(1523));
+        assert_eq!(i.apply_completed, Some(1523));
+        // Its own commit index, not a follower's (om3 is at 1102 in the leader's view).
+        assert_eq!(i.commit, Some(1525));
+        assert_eq!(i.snapshots_taken, Some(15));
+    }
+
+    #[test]
+    fn prom_of_a_lagging_follower() {
+        let i = parse_prom(FOLLOWER, "om3");
+        assert_eq!((i.applied, i.commit), (Some(1087), Some(1102)));
+        assert_eq!(i.snapshots_taken, None);
+        // Samples of another instance say nothing about this one.
+        assert_eq!(parse_prom(FOLLOWER, "om1"), RatisIndexes::default());
+        let probe = BTreeMap::from([
+            ("om1".to_string(), parse_prom(LEADER, "om1")),
+            ("om3".to_string(), parse_prom(FOLLOWER, "om3")),
+        ]);
+        assert_eq!(lagging(&probe, 100), vec![("om3".to_string(), 1087, 1523)]);
+        assert!(lagging(&probe, 1000).is_empty());
+        assert_eq!(indexes_json(&probe)["om3"]["applied"], 1087);
+    }
+
+    #[test]
+    fn prom_parsing_survives_odd_input() {
+        let text = "ratis_state_machine_appliedIndex{instance=\"om2\",note=\"a \\\"b\\\" }\",} 7.0 1700000000\n\
+                    ratis_state_machine_appliedIndex NaN\nbroken{ 3\n\n# comment\n";
+        assert_eq!(parse_prom(text, "om2").applied, Some(7));
+        assert_eq!(parse_prom("", "om1"), RatisIndexes::default());
+        // Without labels (a single-OM exporter), the sample counts for any node.
+        assert_eq!(
+            parse_prom("ratis_state_machine_appliedIndex 12\n", "om1").applied,
+            Some(12)
+        );
+    }
+
+    #[test]
+    fn roles_from_the_admin_cli() {
+        let roles = parse_roles(ROLES);
+        assert_eq!(roles.len(), 3);
+        assert_eq!(roles["om1"], Role::Leader);
+        assert_eq!(roles["om2"], Role::Follower);
+        // Log noise before the JSON, a candidate, and garbage.
+        let noisy = "WARN something\n[ {\"om1\": {\"serverRole\": \"CANDIDATE\", \"hostname\": \"om1\"}}, {\"om2\": {\"serverRole\": \"LEADER\"}} ]";
+        assert_eq!(
+            parse_roles(noisy),
+            BTreeMap::from([("om2".to_string(), Role::Leader)])
+        );
+        assert!(parse_roles("om1 : LEADER (om1)").is_empty());
+    }
+
+    #[test]
+    fn admin_command_lines() {
+        let line = |w: Vec<String>| w.join(" ");
+        assert_eq!(
+            line(admin::roles()),
+            "ozone admin om roles --service-id omservice --json"
+        );
+        assert_eq!(
+            line(admin::transfer_leader("om2")),
+            "ozone admin om transfer --service-id omservice -n om2"
+        );
+        assert_eq!(
+            line(admin::transfer_leader_random()),
+            "ozone admin om transfer --service-id omservice -r"
+        );
+        assert_eq!(
+            line(admin::take_snapshot(&["om1", "om2", "om3"], "om2")),
+            "ozone ratis snapshot create -peers om1:9872,om2:9872,om3:9872 -peerId om2"
+        );
+        assert_eq!(
+            line(admin::close_container(5)),
+            "ozone admin container close 5"
+        );
+        assert_eq!(
+            line(admin::prepare()),
+            "ozone admin om prepare --service-id omservice"
+        );
+        assert_eq!(
+            line(admin::cancel_prepare()),
+            "ozone admin om cancelprepare --service-id omservice"
+        );
+    }
+
+    /// Every named trigger matches its recorded line, and no other recorded line.
+    #[test]
+    fn triggers_match_their_recorded_lines() {
+        let lines: Vec<&str> = OM_LOG
+            .lines()
+            .chain(DN_LOG.lines())
+            .chain(DN_AUDIT.lines())
+            .collect();
+        let expect = [
+            ("leader-change", 1usize, "CANDIDATE to LEADER at term 2"),
+            ("install-snapshot-notified", 1, "from OM leader: om1"),
+            ("install-snapshot-in-progress", 1, "om3@group"),
+            ("install-snapshot-finished", 1, "Index: 1523"),
+            ("snapshot-taken", 1, "i:1500), took"),
+            ("log-purged", 1, "purge 1500"),
+            ("container-closed", 1, "Container 5"),
+            ("put-block-failed", 1, "bcsId: 0"),
+        ];
+        assert_eq!(expect.len(), TRIGGERS.len());
+        for (name, count, witness) in expect {
+            let t = trigger(name).unwrap_or_else(|| panic!("no trigger {name}"));
+            let re = regex::Regex::new(t.regex).unwrap();
+            let hits: Vec<&&str> = lines.iter().filter(|l| re.is_match(l)).collect();
+            assert_eq!(hits.len(), count, "{name}: {hits:?}");
+            assert!(hits[0].contains(witness), "{name}: {}", hits[0]);
+            assert!(!t.source.is_empty());
+        }
+    }
+
+    #[test]
+    fn indexes_from_log_lines() {
+        let taken = OM_LOG
+            .lines()
+            .find(|l| l.contains("taking snapshot"))
+            .unwrap();
+        assert_eq!(snapshot_index(taken), Some(1500));
+        let done = OM_LOG
+            .lines()
+            .find(|l| l.contains("Install Checkpoint"))
+            .unwrap();
+        assert_eq!(installed_checkpoint(done), Some((2, 1523)));
+        assert_eq!(snapshot_index("nothing"), None);
+        assert_eq!(
+            installed_checkpoint("Install Checkpoint is finished with Term: x"),
+            None
+        );
+    }
+
+    #[test]
+    fn om_nodes_are_named_om_and_a_number() {
+        assert!(is_om("om1") && is_om("om12"));
+        assert!(!is_om("om") && !is_om("omx") && !is_om("scm") && !is_om("dn1"));
+    }
+}

@@ -1,0 +1,91 @@
+//! Ozone without its image (issue 7): every Ozone scenario lints, and `chaos run` on one exits
+//! 255 with the `docker pull` line and the "not yet run against a live cluster" note. Needs a
+//! Docker engine (the image check asks it), as the other end-to-end tests do.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn ozone_scenarios() -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(repo().join("scenarios/ozone"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    paths
+}
+
+#[test]
+fn every_ozone_scenario_lints() {
+    let paths = ozone_scenarios();
+    assert!(paths.len() >= 6, "{paths:?}");
+    let out = Command::new(env!("CARGO_BIN_EXE_chaos"))
+        .arg("lint")
+        .args(&paths)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// The regexes of `on: log` triggers in the Ozone scenarios are the adapter's named triggers.
+#[test]
+fn ozone_scenarios_trigger_on_named_lines() {
+    let known: Vec<&str> = chaos::systems::ozone::TRIGGERS
+        .iter()
+        .map(|t| t.regex)
+        .collect();
+    let mut seen = 0;
+    for path in ozone_scenarios() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines() {
+            let Some(rest) = line.split("regex: \"").nth(1) else {
+                continue;
+            };
+            let regex = rest.split("\" }").next().unwrap().replace("\\\\", "\\");
+            assert!(
+                known.contains(&regex.as_str()),
+                "{}: {regex}",
+                path.display()
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen >= 2);
+}
+
+/// A tag that exists nowhere: the run must stop before starting anything, exit 255, and say how
+/// to get the image. OZONE_VERSION picks the tag (`${OZONE_VERSION:-2.1.1}` in the compose file).
+#[test]
+fn run_without_the_image_exits_255_with_the_pull_line() {
+    let scenario = repo().join("scenarios/ozone/retry-after-restart.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_chaos"))
+        .args(["run", scenario.to_str().unwrap()])
+        .env("OZONE_VERSION", "0.0.0-chaos-missing")
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(255), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("docker pull apache/ozone:0.0.0-chaos-missing"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("    docker pull apache/ozone:0.0.0-chaos-missing\n"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("not yet run against a live cluster"),
+        "{stderr}"
+    );
+}
