@@ -305,6 +305,22 @@ async fn read_request_head(reader: &mut BufReader<TcpStream>) -> Option<(Request
     let mut parts = line.split_whitespace();
     let method = parts.next()?.to_string();
     let path = parts.next()?.to_string();
+    let headers = read_headers(reader, &mut raw).await?;
+    Some((
+        RequestHead {
+            method,
+            path,
+            headers,
+        },
+        raw,
+    ))
+}
+
+/// Header lines up to the blank line, appended raw to `raw`; None if the peer closed first.
+async fn read_headers(
+    reader: &mut BufReader<TcpStream>,
+    raw: &mut Vec<u8>,
+) -> Option<Vec<(String, String)>> {
     let mut headers = Vec::new();
     loop {
         let mut h = String::new();
@@ -321,14 +337,7 @@ async fn read_request_head(reader: &mut BufReader<TcpStream>) -> Option<(Request
             headers.push((n.trim().to_string(), v.trim().to_string()));
         }
     }
-    Some((
-        RequestHead {
-            method,
-            path,
-            headers,
-        },
-        raw,
-    ))
+    Some(headers)
 }
 
 fn content_length(headers: &[(String, String)]) -> usize {
@@ -342,22 +351,8 @@ fn content_length(headers: &[(String, String)]) -> usize {
 /// Reads one whole response (Content-Length or chunked), as raw bytes.
 async fn read_response(reader: &mut BufReader<TcpStream>) -> Option<Vec<u8>> {
     let mut raw = Vec::new();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        reader.read_line(&mut h).await.ok()?;
-        if h.is_empty() {
-            return None;
-        }
-        raw.extend_from_slice(h.as_bytes());
-        let trimmed = h.trim_end();
-        if trimmed.is_empty() {
-            break;
-        }
-        if let Some((n, v)) = trimmed.split_once(':') {
-            headers.push((n.trim().to_string(), v.trim().to_string()));
-        }
-    }
+    // The status line is kept in `raw` like any header line; it has no ':' name to match.
+    let headers = read_headers(reader, &mut raw).await?;
     let chunked = headers.iter().any(|(n, v)| {
         n.eq_ignore_ascii_case("transfer-encoding") && v.to_ascii_lowercase().contains("chunked")
     });
