@@ -1,7 +1,7 @@
 //! Talking to the Docker engine: connecting, the labels every run object carries, and sweeping
 //! what dead runs left behind.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use bollard::query_parameters::{
@@ -177,39 +177,6 @@ pub async fn sweep(docker: &Docker, only_run: Option<&str>) -> Result<Swept> {
         }
     }
     Ok(swept)
-}
-
-/// Counts what is labelled with a run id (for tests and `chaos clean --dry-run`).
-pub async fn labelled(docker: &Docker, run_id: &str) -> Result<BTreeMap<&'static str, usize>> {
-    let filter = label_filter(format!("{LABEL_RUN}={run_id}"));
-    let containers = docker
-        .list_containers(Some(
-            ListContainersOptionsBuilder::new()
-                .all(true)
-                .filters(&filter)
-                .build(),
-        ))
-        .await?
-        .len();
-    let networks = docker
-        .list_networks(Some(
-            ListNetworksOptionsBuilder::new().filters(&filter).build(),
-        ))
-        .await?
-        .len();
-    let volumes = docker
-        .list_volumes(Some(
-            ListVolumesOptionsBuilder::new().filters(&filter).build(),
-        ))
-        .await?
-        .volumes
-        .unwrap_or_default()
-        .len();
-    Ok(BTreeMap::from([
-        ("containers", containers),
-        ("networks", networks),
-        ("volumes", volumes),
-    ]))
 }
 
 #[cfg(test)]
