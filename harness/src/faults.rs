@@ -173,6 +173,12 @@ impl FaultEngine {
             (Action::Partition, Some(grudge)) => self.cluster.partition(grudge).await,
             (Action::Heal, Some(grudge)) => self.cluster.unpartition(grudge).await,
             (Action::Heal, None) => self.cluster.heal_network().await,
+            (action, _) if action.is_admin() => self
+                .adapter
+                .admin(action, act.targets, act.params)
+                .await
+                .map(|_| ())
+                .map_err(crate::error::HarnessError::infra),
             (action, _) if action.uses_proxy() => {
                 self.proxy_action(action, act.targets, act.params)
             }

@@ -89,3 +89,36 @@ fn run_without_the_image_exits_255_with_the_pull_line() {
         "{stderr}"
     );
 }
+
+/// Admin actions are checked before anything starts: a system without them, and
+/// close-container without its container id, are rejected (exit 254) with the key path.
+#[test]
+fn admin_actions_are_validated() {
+    let dir = repo().join("target/tmp/ozone-lint");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "etcd-transfer.yaml",
+            "name: t\nsystem: etcd\ncluster: { profile: etcd }\nworkload: { kind: register, rate: 1/s, duration: 1s }\nfaults:\n  - at: 1s\n    do: transfer-leader\n    target: etcd2\n",
+            "faults[0].do: system `etcd` has no admin action transfer-leader",
+        ),
+        (
+            "ozone-close.yaml",
+            "name: t\nsystem: ozone\ncluster: { profile: ozone }\nworkload: { kind: create, rate: 1/s, duration: 1s }\nfaults:\n  - at: 1s\n    do: close-container\n",
+            "faults[0].container: close-container needs `container:`",
+        ),
+    ];
+    for (file, text, expected) in cases {
+        let path = dir.join(file);
+        std::fs::write(&path, text).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_chaos"))
+            .arg("lint")
+            .arg(&path)
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(254), "{file}: {stdout}");
+        assert!(stdout.contains(expected), "{file}: {stdout}");
+    }
+}

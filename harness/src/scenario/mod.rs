@@ -160,6 +160,14 @@ pub enum Action {
     Crash,
     /// chaosfs: remove every filesystem fault.
     ClearFs,
+    /// System admin: make the target the leader (Ozone: `ozone admin om transfer`).
+    TransferLeader,
+    /// System admin: the targets take a snapshot of their replicated state now.
+    TakeSnapshot,
+    /// System admin: close a storage container (`container:`; Ozone: `ozone admin container close`).
+    CloseContainer,
+    /// System admin: prepare the replicated service for an upgrade (Ozone: `ozone admin om prepare`).
+    Prepare,
 }
 
 impl Action {
@@ -181,6 +189,10 @@ impl Action {
         Action::SlowWrites,
         Action::Crash,
         Action::ClearFs,
+        Action::TransferLeader,
+        Action::TakeSnapshot,
+        Action::CloseContainer,
+        Action::Prepare,
     ];
 
     /// The action that undoes this one, if any (`for:` applies it automatically).
@@ -198,7 +210,11 @@ impl Action {
             | Action::ResetConnections
             | Action::ClearProxy
             | Action::Crash
-            | Action::ClearFs => None,
+            | Action::ClearFs
+            | Action::TransferLeader
+            | Action::TakeSnapshot
+            | Action::CloseContainer
+            | Action::Prepare => None,
         }
     }
 
@@ -221,6 +237,10 @@ impl Action {
             Action::SlowWrites => "slow-writes",
             Action::Crash => "crash",
             Action::ClearFs => "clear-fs",
+            Action::TransferLeader => "transfer-leader",
+            Action::TakeSnapshot => "take-snapshot",
+            Action::CloseContainer => "close-container",
+            Action::Prepare => "prepare",
         }
     }
 
@@ -240,6 +260,20 @@ impl Action {
                 | Action::DelayReplies
                 | Action::ResetConnections
                 | Action::ClearProxy
+        )
+    }
+}
+
+impl Action {
+    /// Actions the system adapter carries out with its own admin tools (not every system has
+    /// them: `systems::admin_actions`).
+    pub fn is_admin(self) -> bool {
+        matches!(
+            self,
+            Action::TransferLeader
+                | Action::TakeSnapshot
+                | Action::CloseContainer
+                | Action::Prepare
         )
     }
 }
@@ -283,7 +317,8 @@ impl<'de> Deserialize<'de> for Actions {
             Err(_) => Err(de::Error::custom(
                 "expected an action or a list of actions: pause, unpause, kill, stop, start, \
                  restart, partition, heal, lose-reply, delay-replies, reset-connections, clear-proxy, \
-                 slow-fsync, fail-fsync, slow-writes, crash, clear-fs",
+                 slow-fsync, fail-fsync, slow-writes, crash, clear-fs, transfer-leader, take-snapshot, \
+                 close-container, prepare",
             )),
         }
     }
@@ -441,6 +476,8 @@ pub struct FaultStep {
     /// crash: drop what was written but not fsynced before the kill.
     #[serde(rename = "lose-unsynced")]
     pub lose_unsynced: Option<bool>,
+    /// close-container: the container id.
+    pub container: Option<u64>,
 }
 
 /// HTTP requests a proxy fault applies to.
@@ -880,6 +917,24 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
                 format!("{key}.lose-unsynced"),
                 "`lose-unsynced:` applies to crash only",
             );
+        }
+        if s.container.is_some() != has(Action::CloseContainer) {
+            problems.at(
+                at,
+                format!("{key}.container"),
+                "close-container needs `container:` (the container id), and only it takes one",
+            );
+        }
+        if let Some(adapter) = adapter {
+            for action in s.actions.0.iter().filter(|a| a.is_admin()) {
+                if !systems::admin_actions(adapter.name).contains(action) {
+                    problems.at(
+                        at,
+                        format!("{key}.do"),
+                        format!("system `{}` has no admin action {action}", adapter.name),
+                    );
+                }
+            }
         }
         if let Some(paths) = &s.paths {
             if let Err(e) = regex::Regex::new(&paths.value) {

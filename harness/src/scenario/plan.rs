@@ -50,6 +50,8 @@ pub struct ActionParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fraction: Option<f64>,
     pub lose_unsynced: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<u64>,
 }
 
 /// One application of a step's action.
@@ -183,6 +185,7 @@ pub fn make_plan(spec: &Scenario, seed: u64) -> Plan {
                 errno: step.errno.clone(),
                 fraction: step.fraction,
                 lose_unsynced: step.lose_unsynced.unwrap_or(false),
+                container: step.container,
             };
             StepPlan {
                 step: i,

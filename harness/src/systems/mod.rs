@@ -28,6 +28,14 @@ pub fn lookup(name: &str) -> Option<&'static SystemInfo> {
     SYSTEMS.iter().find(|s| s.name == name)
 }
 
+/// The admin actions a system's adapter carries out (checked before anything starts).
+pub fn admin_actions(system: &str) -> &'static [crate::scenario::Action] {
+    match system {
+        "ozone" => ozone::ADMIN_ACTIONS,
+        _ => &[],
+    }
+}
+
 /// What `chaos run` says up front about a system whose adapter has not met a live cluster yet.
 pub fn caveat(system: &str) -> Option<&'static str> {
     match system {
@@ -75,6 +83,17 @@ pub trait SystemAdapter: Send + Sync {
 
     /// A client for one process, bound to one node. An error means nothing was sent.
     async fn connect(&self, node: &str) -> Result<Box<dyn SystemClient>, String>;
+
+    /// An admin action (transfer-leader, take-snapshot, close-container, prepare) on the
+    /// targets, with the system's own tools; the answer is what they printed.
+    async fn admin(
+        &self,
+        action: crate::scenario::Action,
+        _targets: &[String],
+        _params: &crate::scenario::plan::ActionParams,
+    ) -> Result<String, String> {
+        Err(format!("this system has no admin action {action}"))
+    }
 }
 
 #[async_trait]

@@ -27,7 +27,8 @@ use tokio::sync::OnceCell;
 
 use super::{AdapterSettings, Operation, Outcome, SystemAdapter, SystemClient, SystemInfo};
 use crate::cluster::Cluster;
-use crate::scenario::{Role, WorkloadKind};
+use crate::scenario::plan::ActionParams;
+use crate::scenario::{Action, Role, WorkloadKind};
 
 /// The image tag the compose profile defaults to (`OZONE_VERSION` overrides it): the newest
 /// release confirmed from the project's announcement ("[ANNOUNCE] Apache Ozone 2.1.1",
@@ -143,7 +144,7 @@ impl Ozone {
     }
 
     /// Runs a command line in the first OM container that runs it successfully.
-    pub async fn admin(&self, cmd: &[String]) -> Result<String, String> {
+    pub async fn run_admin(&self, cmd: &[String]) -> Result<String, String> {
         let mut last = String::from("no OM container");
         for (node, container) in &self.containers {
             match exec(&self.docker, container, cmd).await {
@@ -198,7 +199,7 @@ async fn exec(docker: &Docker, container: &str, cmd: &[String]) -> Result<String
 impl SystemAdapter for Ozone {
     async fn roles(&self) -> BTreeMap<String, Role> {
         let cmd = admin::roles();
-        let asked = tokio::time::timeout(Duration::from_secs(15), self.admin(&cmd));
+        let asked = tokio::time::timeout(Duration::from_secs(15), self.run_admin(&cmd));
         match asked.await {
             Ok(Ok(out)) => parse_roles(&out)
                 .into_iter()
@@ -206,6 +207,20 @@ impl SystemAdapter for Ozone {
                 .collect(),
             _ => BTreeMap::new(),
         }
+    }
+
+    async fn admin(
+        &self,
+        action: Action,
+        targets: &[String],
+        params: &ActionParams,
+    ) -> Result<String, String> {
+        let oms: Vec<&str> = self.rpc.keys().map(String::as_str).collect();
+        let mut out = String::new();
+        for cmd in admin_commands(action, targets, params.container, &oms)? {
+            out.push_str(&self.run_admin(&cmd).await?);
+        }
+        Ok(out)
     }
 
     async fn connect(&self, _node: &str) -> Result<Box<dyn SystemClient>, String> {
@@ -609,6 +624,54 @@ pub mod admin {
     }
 }
 
+/// The scenario actions this adapter carries out with [`admin`] command lines.
+pub const ADMIN_ACTIONS: &[Action] = &[
+    Action::TransferLeader,
+    Action::TakeSnapshot,
+    Action::CloseContainer,
+    Action::Prepare,
+];
+
+/// The command lines of an admin action on its resolved targets.
+pub fn admin_commands(
+    action: Action,
+    targets: &[String],
+    container: Option<u64>,
+    oms: &[&str],
+) -> Result<Vec<Vec<String>>, String> {
+    let om_targets = || -> Result<Vec<&String>, String> {
+        let bad: Vec<&String> = targets.iter().filter(|t| !is_om(t)).collect();
+        if bad.is_empty() && !targets.is_empty() {
+            Ok(targets.iter().collect())
+        } else {
+            Err(format!(
+                "{action} needs Ozone Managers as targets, got {targets:?}"
+            ))
+        }
+    };
+    Ok(match action {
+        Action::TransferLeader => match om_targets()?.as_slice() {
+            [one] => vec![admin::transfer_leader(one)],
+            _ => {
+                return Err(format!(
+                    "{action} needs exactly one target, got {targets:?}"
+                ))
+            }
+        },
+        Action::TakeSnapshot => om_targets()?
+            .into_iter()
+            .map(|om| admin::take_snapshot(oms, om))
+            .collect(),
+        Action::CloseContainer => {
+            vec![admin::close_container(
+                container.ok_or("close-container needs `container:`")?,
+            )]
+        }
+        Action::Prepare => vec![admin::prepare()],
+        other => return Err(format!("ozone has no admin action {other}")),
+    })
+}
+
 /// A log line worth triggering on, with where its text comes from.
 #[derive(Debug, Clone, Copy)]
 pub struct NamedTrigger {
@@ -814,6 +877,46 @@ mod tests {
             line(admin::cancel_prepare()),
             "ozone admin om cancelprepare --service-id omservice"
         );
+    }
+
+    #[test]
+    fn admin_actions_become_command_lines() {
+        let oms = ["om1", "om2", "om3"];
+        let t = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let lines = |r: Result<Vec<Vec<String>>, String>| {
+            r.unwrap().iter().map(|w| w.join(" ")).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            lines(admin_commands(
+                Action::TransferLeader,
+                &t(&["om2"]),
+                None,
+                &oms
+            )),
+            ["ozone admin om transfer --service-id omservice -n om2"]
+        );
+        assert_eq!(
+            lines(admin_commands(
+                Action::TakeSnapshot,
+                &t(&["om1", "om3"]),
+                None,
+                &oms
+            ))
+            .len(),
+            2
+        );
+        assert_eq!(
+            lines(admin_commands(Action::CloseContainer, &[], Some(1), &oms)),
+            ["ozone admin container close 1"]
+        );
+        assert_eq!(
+            lines(admin_commands(Action::Prepare, &t(&["om1"]), None, &oms)),
+            ["ozone admin om prepare --service-id omservice"]
+        );
+        assert!(admin_commands(Action::TransferLeader, &t(&["om1", "om2"]), None, &oms).is_err());
+        assert!(admin_commands(Action::TransferLeader, &t(&["dn1"]), None, &oms).is_err());
+        assert!(admin_commands(Action::CloseContainer, &[], None, &oms).is_err());
+        assert!(admin_commands(Action::Pause, &[], None, &oms).is_err());
     }
 
     /// Every named trigger matches its recorded line, and no other recorded line.
