@@ -64,6 +64,9 @@ pub fn is_om(node: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
+/// How long one `ozone admin` command may take in one OM container (a JVM starts each time).
+pub const ADMIN_PATIENCE: Duration = Duration::from_secs(20);
+
 pub struct Ozone {
     /// OM node -> its RPC endpoint on the host (through the proxy when there is one).
     rpc: BTreeMap<String, SocketAddr>,
@@ -143,13 +146,16 @@ impl Ozone {
             .collect()
     }
 
-    /// Runs a command line in the first OM container that runs it successfully.
+    /// Runs a command line in the first OM container that runs it successfully, giving each
+    /// [`ADMIN_PATIENCE`] (a paused or stopped container refuses at once; a partitioned one
+    /// makes the CLI wait for OMs it cannot reach).
     pub async fn run_admin(&self, cmd: &[String]) -> Result<String, String> {
         let mut last = String::from("no OM container");
         for (node, container) in &self.containers {
-            match exec(&self.docker, container, cmd).await {
-                Ok(out) => return Ok(out),
-                Err(e) => last = format!("{node}: {e}"),
+            match tokio::time::timeout(ADMIN_PATIENCE, exec(&self.docker, container, cmd)).await {
+                Ok(Ok(out)) => return Ok(out),
+                Ok(Err(e)) => last = format!("{node}: {e}"),
+                Err(_) => last = format!("{node}: no answer within {ADMIN_PATIENCE:?}"),
             }
         }
         Err(last)
@@ -198,14 +204,12 @@ async fn exec(docker: &Docker, container: &str, cmd: &[String]) -> Result<String
 #[async_trait]
 impl SystemAdapter for Ozone {
     async fn roles(&self) -> BTreeMap<String, Role> {
-        let cmd = admin::roles();
-        let asked = tokio::time::timeout(Duration::from_secs(15), self.run_admin(&cmd));
-        match asked.await {
-            Ok(Ok(out)) => parse_roles(&out)
+        match self.run_admin(&admin::roles()).await {
+            Ok(out) => parse_roles(&out)
                 .into_iter()
                 .filter(|(node, _)| self.rpc.contains_key(node))
                 .collect(),
-            _ => BTreeMap::new(),
+            Err(_) => BTreeMap::new(),
         }
     }
 
