@@ -971,6 +971,209 @@ mod tests {
         );
     }
 
+    /// A fake OM on loopback with keys, open keys and a retry cache keyed by (client id, call
+    /// id), as Ozone's: it can apply the next rename and drop its answer (a lost reply), and
+    /// "restart" (forget its retry cache), which is the bug retry-after-restart looks for.
+    mod fake {
+        use std::collections::HashMap;
+        use std::net::SocketAddr;
+        use std::sync::{Arc, Mutex};
+
+        use ozone_rpc::io::{read_frame, read_preamble};
+        use ozone_rpc::om::{KeyInfo, OmRequestBody};
+        use ozone_rpc::rpc::{self, RpcResponseHeader};
+        use ozone_rpc::{CmdType, OmRequest, OmResponse, Status};
+        use tokio::io::AsyncWriteExt;
+
+        #[derive(Default)]
+        pub struct State {
+            pub keys: HashMap<String, u64>,
+            open: HashMap<u64, (String, u64)>,
+            next_id: u64,
+            cache: HashMap<(Vec<u8>, i32), OmResponse>,
+            pub lose_next_rename_reply: bool,
+            pub restart_after_lost_reply: bool,
+            pub renames_applied: usize,
+        }
+
+        fn apply(st: &mut State, req: &OmRequest) -> OmResponse {
+            let r = |cmd, status| OmResponse::new(cmd, status);
+            match &req.body {
+                OmRequestBody::CreateKey { args } => {
+                    st.next_id += 1;
+                    let id = st.next_id;
+                    st.open
+                        .insert(id, (args.key.clone(), args.data_size.unwrap_or(0)));
+                    let mut resp = r(CmdType::CREATE_KEY, Status::OK);
+                    resp.open_key_id = Some(id);
+                    resp
+                }
+                OmRequestBody::CommitKey { args, open_key_id } => {
+                    match st.open.remove(open_key_id) {
+                        Some((key, _)) => {
+                            st.keys.insert(key, args.data_size.unwrap_or(0));
+                            r(CmdType::COMMIT_KEY, Status::OK)
+                        }
+                        None => r(CmdType::COMMIT_KEY, Status::KEY_NOT_FOUND),
+                    }
+                }
+                OmRequestBody::RenameKey { args, to_key } => {
+                    if st.keys.contains_key(to_key) {
+                        return r(CmdType::RENAME_KEY, Status::KEY_ALREADY_EXISTS);
+                    }
+                    let Some(len) = st.keys.remove(&args.key) else {
+                        return r(CmdType::RENAME_KEY, Status::KEY_NOT_FOUND);
+                    };
+                    st.keys.insert(to_key.clone(), len);
+                    st.renames_applied += 1;
+                    r(CmdType::RENAME_KEY, Status::OK)
+                }
+                OmRequestBody::LookupKey { args } => match st.keys.get(&args.key) {
+                    Some(len) => {
+                        let mut resp = r(CmdType::LOOKUP_KEY, Status::OK);
+                        resp.key_info = Some(KeyInfo {
+                            key: args.key.clone(),
+                            data_size: *len,
+                            ..Default::default()
+                        });
+                        resp
+                    }
+                    None => r(CmdType::LOOKUP_KEY, Status::KEY_NOT_FOUND),
+                },
+                _ => r(req.cmd_type(), Status::OK),
+            }
+        }
+
+        pub async fn spawn(state: Arc<Mutex<State>>) -> SocketAddr {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            tokio::spawn(async move {
+                while let Ok((mut stream, _)) = listener.accept().await {
+                    let state = state.clone();
+                    tokio::spawn(async move {
+                        if read_preamble(&mut stream).await.is_err()
+                            || read_frame(&mut stream).await.is_err()
+                        {
+                            return;
+                        }
+                        while let Ok(body) = read_frame(&mut stream).await {
+                            let call = rpc::decode_request(&body).unwrap();
+                            let req = OmRequest::decode(&call.payload).unwrap();
+                            let h = call.header.clone();
+                            let (resp, lose) = {
+                                let mut st = state.lock().unwrap();
+                                let id = (h.client_id.clone(), h.call_id);
+                                if let Some(cached) = st.cache.get(&id) {
+                                    (cached.clone(), false)
+                                } else {
+                                    let resp = apply(&mut st, &req);
+                                    st.cache.insert(id, resp.clone());
+                                    let lose = req.cmd_type() == CmdType::RENAME_KEY
+                                        && std::mem::take(&mut st.lose_next_rename_reply);
+                                    if lose && st.restart_after_lost_reply {
+                                        st.cache.clear();
+                                    }
+                                    (resp, lose)
+                                }
+                            };
+                            if lose {
+                                return; // applied, answer lost: the connection closes
+                            }
+                            let header =
+                                RpcResponseHeader::success(h.call_id, &h.client_id, h.retry_count);
+                            let frame = rpc::response_frame(&header, Some(&resp.encode()));
+                            if stream.write_all(&frame).await.is_err() {
+                                return;
+                            }
+                        }
+                    });
+                }
+            });
+            addr
+        }
+    }
+
+    async fn client_of(state: &Arc<std::sync::Mutex<fake::State>>, retries: u32) -> OzoneClient {
+        let addr = fake::spawn(state.clone()).await;
+        OzoneClient {
+            om: OmClient::connect(vec![addr], "hadoop"),
+            retries,
+        }
+    }
+
+    fn cas(key: &str, v: u64) -> Operation {
+        Operation {
+            f: "cas",
+            key: key.into(),
+            value: json!([null, v]),
+        }
+    }
+
+    #[tokio::test]
+    async fn create_is_a_rename_onto_the_key_and_reads_its_length() {
+        let state = Arc::new(std::sync::Mutex::new(fake::State::default()));
+        let mut c = client_of(&state, 0).await;
+        assert!(matches!(c.invoke(&cas("c1", 7)).await, Outcome::Ok(v) if v == json!([null, 7])));
+        match c.invoke(&cas("c1", 8)).await {
+            Outcome::Fail(why) => assert_eq!(why, "already exists"),
+            other => panic!("{other:?}"),
+        }
+        let read = |key: &str| Operation {
+            f: "read",
+            key: key.into(),
+            value: Value::Null,
+        };
+        assert!(matches!(c.invoke(&read("c1")).await, Outcome::Ok(v) if v == json!(7)));
+        assert!(matches!(
+            c.invoke(&read("c2")).await,
+            Outcome::Ok(Value::Null)
+        ));
+        assert_eq!(state.lock().unwrap().keys.get("c1"), Some(&7));
+    }
+
+    /// A lost answer is resent byte for byte; an OM with its retry cache answers OK.
+    #[tokio::test]
+    async fn a_resend_after_a_lost_reply_is_answered_from_the_retry_cache() {
+        let state = Arc::new(std::sync::Mutex::new(fake::State::default()));
+        state.lock().unwrap().lose_next_rename_reply = true;
+        let mut c = client_of(&state, 1).await;
+        assert!(matches!(c.invoke(&cas("c1", 3)).await, Outcome::Ok(_)));
+        assert_eq!(state.lock().unwrap().renames_applied, 1);
+    }
+
+    /// The bug: the retry cache is gone (every OM restarted), the resend is executed again and
+    /// answers KEY_ALREADY_EXISTS for the rename its first attempt applied.
+    #[tokio::test]
+    async fn a_resend_after_a_restart_without_the_retry_cache_fails() {
+        let state = Arc::new(std::sync::Mutex::new(fake::State::default()));
+        {
+            let mut st = state.lock().unwrap();
+            st.lose_next_rename_reply = true;
+            st.restart_after_lost_reply = true;
+        }
+        let mut c = client_of(&state, 1).await;
+        match c.invoke(&cas("c1", 3)).await {
+            Outcome::Fail(why) => {
+                assert!(
+                    why.starts_with("already exists (answer to attempt 2 of call"),
+                    "{why}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        // ...although the key holds the value: a read of 3 after a failed create of 3.
+        assert_eq!(state.lock().unwrap().keys.get("c1"), Some(&3));
+    }
+
+    /// Without retries, a lost answer is an unknown outcome.
+    #[tokio::test]
+    async fn a_lost_reply_without_retries_is_info() {
+        let state = Arc::new(std::sync::Mutex::new(fake::State::default()));
+        state.lock().unwrap().lose_next_rename_reply = true;
+        let mut c = client_of(&state, 0).await;
+        assert!(matches!(c.invoke(&cas("c1", 3)).await, Outcome::Info(_)));
+    }
+
     #[test]
     fn om_nodes_are_named_om_and_a_number() {
         assert!(is_om("om1") && is_om("om12"));
