@@ -92,6 +92,8 @@ fn run_checks(
                     "detail": result,
                 }))
             }
+            // Filled in by check_run from the run folder (converge.json).
+            CheckSpec::Converge(_) => Ok(crate::converge::needs_run_folder()),
             CheckSpec::RetryConsistent(_) => {
                 let result = checker::retry::check(history);
                 Ok(json!({
@@ -134,7 +136,8 @@ pub fn check_run(
 ) -> Result<Checked> {
     let history = read_run_history(run_dir)?;
     let specs: Vec<CheckSpec> = checks.iter().map(|c| c.value.clone()).collect();
-    let results = run_checks(&history, &specs, None)?;
+    let mut results = run_checks(&history, &specs, None)?;
+    crate::converge::fill(run_dir, &specs, &mut results);
     let verdict = overall(&results);
     let mut result = meta.clone();
     result["verdict"] = json!(verdict);

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod checks;
 pub mod cluster;
 pub mod compose;
+pub mod converge;
 pub mod docker;
 pub mod error;
 pub mod faults;

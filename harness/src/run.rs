@@ -362,6 +362,7 @@ async fn drive(
             _ = interrupt.cancelled() => return Ok(()),
         }
     }
+    crate::converge::record(adapter.as_ref(), run_dir).await;
     if loaded.uses_chaosfs() {
         merge_chaosfs_logs(&engine, cluster, loaded).await;
     }

@@ -73,7 +73,7 @@ pub const PARTITION_MODES: &[PartitionMode] = &[
 ];
 pub const PICKS: &[Pick] = &[Pick::One, Pick::All, Pick::Majority, Pick::Minority];
 pub const ROLES: &[Role] = &[Role::Leader, Role::Follower];
-pub const CHECK_NAMES: &[&str] = &["linearizable", "durable", "retry-consistent"];
+pub const CHECK_NAMES: &[&str] = &["linearizable", "durable", "retry-consistent", "converge"];
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
@@ -508,6 +508,21 @@ pub enum CheckSpec {
     Durable(NoOptions),
     /// A call resent with the same client and call id gets the same answer.
     RetryConsistent(NoOptions),
+    /// After healing and settling, every node's applied index is within `bound` of the
+    /// highest (systems with an applied-index probe: ozone).
+    Converge(ConvergeSpec),
+}
+
+/// `converge: { bound: 100 }`: how far behind the highest applied index a node may stay.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConvergeSpec {
+    #[serde(default = "default_converge_bound")]
+    pub bound: u64,
+}
+
+fn default_converge_bound() -> u64 {
+    100
 }
 
 /// A check without settings: `- durable: {}`.
@@ -1039,6 +1054,20 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
     for (i, check) in spec.checks.iter().enumerate() {
         match &check.value {
             CheckSpec::Durable(_) | CheckSpec::RetryConsistent(_) => {}
+            CheckSpec::Converge(_) => {
+                if let Some(adapter) = adapter {
+                    if !systems::has_applied_index(adapter.name) {
+                        problems.at(
+                            &check.referenced,
+                            format!("checks[{i}].converge"),
+                            format!(
+                                "system `{}` has no applied-index probe (converge: ozone)",
+                                adapter.name
+                            ),
+                        );
+                    }
+                }
+            }
             CheckSpec::Linearizable(lin) => {
                 if lin.model.value.parse::<checker::Model>().is_err() {
                     problems.at(

@@ -36,6 +36,11 @@ pub fn admin_actions(system: &str) -> &'static [crate::scenario::Action] {
     }
 }
 
+/// Whether a system's adapter answers `applied_indexes` (the `converge` check needs it).
+pub fn has_applied_index(system: &str) -> bool {
+    system == "ozone"
+}
+
 /// What `chaos run` says up front about a system whose adapter has not met a live cluster yet.
 pub fn caveat(system: &str) -> Option<&'static str> {
     match system {
@@ -93,6 +98,12 @@ pub trait SystemAdapter: Send + Sync {
         _params: &crate::scenario::plan::ActionParams,
     ) -> Result<String, String> {
         Err(format!("this system has no admin action {action}"))
+    }
+
+    /// Each node's applied index (Raft/Ratis log), for the `converge` check: `None` for a node
+    /// that did not answer; empty for a system without the probe.
+    async fn applied_indexes(&self) -> BTreeMap<String, Option<u64>> {
+        BTreeMap::new()
     }
 }
 

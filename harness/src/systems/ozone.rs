@@ -227,6 +227,14 @@ impl SystemAdapter for Ozone {
         Ok(out)
     }
 
+    async fn applied_indexes(&self) -> BTreeMap<String, Option<u64>> {
+        let probe = self.probe().await;
+        self.http
+            .keys()
+            .map(|n| (n.clone(), probe.get(n).and_then(|i| i.applied)))
+            .collect()
+    }
+
     async fn connect(&self, _node: &str) -> Result<Box<dyn SystemClient>, String> {
         if self.rpc.is_empty() {
             return Err(format!("no OM publishes its RPC port {OM_RPC_PORT}"));
