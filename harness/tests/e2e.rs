@@ -310,3 +310,32 @@ fn unreachable_docker_is_one_line_and_exit_255() {
     );
     assert!(!stderr.contains("panicked"));
 }
+
+#[test]
+fn reads_from_a_cut_off_redis_replica_are_caught() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = out_dir("redis-replica");
+    let o = run(&[
+        "run",
+        "scenarios/redis/replica-stale-reads.yaml",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "asynchronous replicas serve stale reads"
+    );
+    let folder = run_folders(&out).pop().unwrap();
+    let result = json(&folder.join("result.json"));
+    let check = &result["checks"][0];
+    assert_eq!(check["verdict"], "illegal");
+    let explanation = check["detail"]["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|p| p.get("explanation"))
+        .unwrap();
+    assert_eq!(explanation["op"]["f"], "read", "{}", explanation["message"]);
+    assert!(check["summary"].as_str().unwrap().contains("read"));
+}
