@@ -105,6 +105,19 @@ impl FaultEngine {
                     }
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 },
+                Trigger::Behind { node, by } => loop {
+                    let applied = self.adapter.applied_indexes().await;
+                    let top = applied.values().flatten().max().copied().unwrap_or(0);
+                    let hit = applied.iter().find_map(|(n, a)| {
+                        let a = (*a)?;
+                        let wanted = node.as_ref().is_none_or(|w| w == n);
+                        (wanted && top.saturating_sub(a) > *by).then_some((n, a))
+                    });
+                    if let Some((n, a)) = hit {
+                        break format!("{} ({n} at {a}, highest {top})", step.trigger);
+                    }
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                },
             };
             self.fire(&step, firing, fired_by).await;
         }
@@ -406,8 +419,19 @@ struct Act<'a> {
 enum Trigger {
     Time,
     Ops(u64),
-    Log { node: Option<String>, regex: Regex },
-    Probe { node: Option<String>, role: Role },
+    Log {
+        node: Option<String>,
+        regex: Regex,
+    },
+    Probe {
+        node: Option<String>,
+        role: Role,
+    },
+    /// A node more than `by` entries behind the highest applied index.
+    Behind {
+        node: Option<String>,
+        by: u64,
+    },
 }
 
 impl Trigger {
@@ -422,9 +446,14 @@ impl Trigger {
                     .unwrap_or_else(|_| Regex::new("$^").unwrap()),
             }
         } else if let Some(when) = &step.when {
-            Trigger::Probe {
-                node: when.node.as_ref().map(|n| n.value.clone()),
-                role: when.role,
+            let node = when.node.as_ref().map(|n| n.value.clone());
+            match when.behind {
+                Some(by) => Trigger::Behind { node, by },
+                // Validated: one of role and behind.
+                None => Trigger::Probe {
+                    node,
+                    role: when.role.unwrap_or(Role::Leader),
+                },
             }
         } else {
             Trigger::Time

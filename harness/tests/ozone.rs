@@ -90,8 +90,9 @@ fn run_without_the_image_exits_255_with_the_pull_line() {
     );
 }
 
-/// Admin actions are checked before anything starts: a system without them, and
-/// close-container without its container id, are rejected (exit 254) with the key path.
+/// Admin actions, applied-index triggers and the converge check are checked before anything
+/// starts: a system without them, close-container without its container id, and a `when:` with
+/// both a role and a lag are rejected (exit 254) with the key path.
 #[test]
 fn admin_actions_are_validated() {
     let dir = repo().join("target/tmp/ozone-lint");
@@ -106,6 +107,21 @@ fn admin_actions_are_validated() {
             "ozone-close.yaml",
             "name: t\nsystem: ozone\ncluster: { profile: ozone }\nworkload: { kind: create, rate: 1/s, duration: 1s }\nfaults:\n  - at: 1s\n    do: close-container\n",
             "faults[0].container: close-container needs `container:`",
+        ),
+        (
+            "etcd-behind.yaml",
+            "name: t\nsystem: etcd\ncluster: { profile: etcd }\nworkload: { kind: register, rate: 1/s, duration: 1s }\nfaults:\n  - when: { node: etcd2, behind: 10 }\n    do: pause\n    target: etcd2\n",
+            "faults[0].when.behind: system `etcd` has no applied-index probe",
+        ),
+        (
+            "ozone-when-both.yaml",
+            "name: t\nsystem: ozone\ncluster: { profile: ozone }\nworkload: { kind: create, rate: 1/s, duration: 1s }\nfaults:\n  - when: { node: om3, role: leader, behind: 10 }\n    do: pause\n    target: om3\n",
+            "faults[0].when: `when:` needs one of `role:` and `behind:`",
+        ),
+        (
+            "etcd-converge.yaml",
+            "name: t\nsystem: etcd\ncluster: { profile: etcd }\nworkload: { kind: register, rate: 1/s, duration: 1s }\nchecks:\n  - converge: { bound: 5 }\n",
+            "checks[0].converge: system `etcd` has no applied-index probe",
         ),
     ];
     for (file, text, expected) in cases {

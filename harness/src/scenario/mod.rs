@@ -425,13 +425,16 @@ pub struct OnSpec {
     pub log: LogTrigger,
 }
 
-/// A probe that fires when a node takes a role (`{ node: etcd2, role: leader }`), or when any node
-/// does if no node is named.
+/// A probe that fires when a node takes a role (`{ node: etcd2, role: leader }`), or falls more
+/// than `behind` entries behind the highest applied index (`{ node: om3, behind: 500 }`), or when
+/// any node does if no node is named. One of `role` and `behind`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WhenSpec {
     pub node: Option<Spanned<String>>,
-    pub role: Role,
+    pub role: Option<Role>,
+    /// Applied-index lag (systems with the probe: ozone).
+    pub behind: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -1047,6 +1050,22 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
                     &format!("{key}.when.node"),
                     &node.value,
                 );
+            }
+            if when.role.is_some() == when.behind.is_some() {
+                problems.at(
+                    at,
+                    format!("{key}.when"),
+                    "`when:` needs one of `role:` and `behind:`",
+                );
+            }
+            if let (Some(_), Some(adapter)) = (when.behind, adapter) {
+                if !systems::has_applied_index(adapter.name) {
+                    problems.at(
+                        at,
+                        format!("{key}.when.behind"),
+                        format!("system `{}` has no applied-index probe", adapter.name),
+                    );
+                }
             }
         }
     }

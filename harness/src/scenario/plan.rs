@@ -165,7 +165,14 @@ pub fn make_plan(spec: &Scenario, seed: u64) -> Plan {
             } else if let Some(when) = &step.when {
                 let node = when.node.as_ref().map_or("any node", |n| n.value.as_str());
                 (
-                    format!("when {node} is {:?}", when.role).to_lowercase(),
+                    match (when.role, when.behind) {
+                        (_, Some(by)) => format!("when {node} is more than {by} behind"),
+                        (role, None) => format!(
+                            "when {node} is {:?}",
+                            role.unwrap_or(crate::scenario::Role::Leader)
+                        )
+                        .to_lowercase(),
+                    },
                     vec![firing(&mut rng, None)],
                 )
             } else {
