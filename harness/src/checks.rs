@@ -346,13 +346,16 @@ pub fn check_command(
         });
         (history, vec![check])
     };
-    let results = match run_checks(&history, &checks, Some(timeout)) {
+    let mut results = match run_checks(&history, &checks, Some(timeout)) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(EXIT_BAD_INPUT);
         }
     };
+    if path.is_dir() {
+        crate::converge::fill(path, &checks, &mut results);
+    }
     let verdict = overall(&results);
     if as_json {
         println!(
