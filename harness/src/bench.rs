@@ -97,6 +97,7 @@ pub async fn run(compose_path: &Path, options: &BenchOptions) -> Result<()> {
                     environment: &[],
                     chaosfs: None,
                     chaosfs_init: &[],
+                    secrets: &[],
                 },
             )
             .await;
@@ -218,6 +219,7 @@ async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
             retries: 0,
             read: ReadConsistency::Linearizable,
             connect_timeout: Duration::from_secs(1),
+            s3: None,
         },
     ));
     let recorder = Arc::new(
@@ -234,6 +236,8 @@ async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
         nodes: cluster.names(),
         seed: 1,
         created: Default::default(),
+        mix: crate::scenario::S3Mix::DEFAULT,
+        burst: false,
     });
     let cpu_before = cpu_time();
     let started = Instant::now();

@@ -31,11 +31,20 @@ fn linearizable(history: &History, model: ModelKind, timeout: Duration) -> Resul
         }
         _ => None,
     };
+    let creates = match (result.verdict, model) {
+        (Verdict::Illegal, ModelKind::S3Object) => double_create(history, &result),
+        _ => None,
+    };
     let summary = match (result.verdict, result.explanation()) {
         (Verdict::Illegal, _) if stale.is_some() => stale
             .as_ref()
             .map(|s| s.message.clone())
             .unwrap_or_default(),
+        (Verdict::Illegal, _) if creates.is_some() => creates
+            .as_ref()
+            .and_then(|c| c["message"].as_str())
+            .unwrap_or_default()
+            .to_string(),
         (Verdict::Illegal, Some(e)) => e.message.clone(),
         (Verdict::Illegal, None) => "not linearizable".to_string(),
         (Verdict::Unknown, _) => {
@@ -62,50 +71,151 @@ fn linearizable(history: &History, model: ModelKind, timeout: Duration) -> Resul
         "model": model.name(),
         "verdict": result.verdict,
         "summary": summary,
-        "witness": stale,
+        "witness": stale.map(|s| json!(s)).or(creates),
         "detail": result,
     }))
+}
+
+/// For an illegal s3-object key: two creates (put with If-None-Match: *) that both succeeded
+/// with no delete that could have come between them. The clearest witness of a store whose
+/// conditional PUT is not atomic.
+fn double_create(history: &History, result: &checker::LinearizabilityResult) -> Option<Value> {
+    let illegal: Vec<&str> = result
+        .partitions
+        .iter()
+        .filter(|p| p.verdict == Verdict::Illegal)
+        .filter_map(|p| p.key.as_deref())
+        .collect();
+    for key in illegal {
+        let on_key = |op: &&checker::Operation| op.key.as_deref() == Some(key);
+        let mut creates: Vec<&checker::Operation> = history
+            .ops
+            .iter()
+            .filter(on_key)
+            .filter(|op| {
+                op.status == Status::Ok
+                    && (op.f == "put" || op.f == "write")
+                    && op.value.get("if_none_match").is_some_and(|v| !v.is_null())
+            })
+            .collect();
+        creates.sort_by_key(|op| op.invoke_time);
+        let deletes: Vec<&checker::Operation> = history
+            .ops
+            .iter()
+            .filter(on_key)
+            .filter(|op| (op.f == "delete" || op.f == "del") && op.status != Status::Fail)
+            .collect();
+        for (i, a) in creates.iter().enumerate() {
+            for b in &creates[i + 1..] {
+                let (Some(a_done), Some(b_done)) = (a.complete_time, b.complete_time) else {
+                    continue;
+                };
+                // A delete could separate them if it may take effect after a began and
+                // before b ended.
+                let separable = deletes.iter().any(|d| {
+                    d.invoke_time < b_done && d.complete_time.is_none_or(|c| c > a.invoke_time)
+                });
+                if separable {
+                    continue;
+                }
+                let secs = |t: u64| format!("{:.3} s", t as f64 / 1e9);
+                let body = |op: &checker::Operation| op.value["body"].to_string();
+                let message = format!(
+                    "more than one create succeeded on key {key}: process {} created body {} \
+                     with If-None-Match: * ({} to {}) and process {} created body {} ({} to {}), \
+                     with no delete that could come between them",
+                    a.process,
+                    body(a),
+                    secs(a.invoke_time),
+                    secs(a_done),
+                    b.process,
+                    body(b),
+                    secs(b.invoke_time),
+                    secs(b_done),
+                );
+                return Some(json!({
+                    "kind": "double-create",
+                    "key": key,
+                    "message": message,
+                    "creates": [
+                        {"process": a.process, "body": a.value["body"], "etag": a.output["etag"], "invoked_s": a.invoke_time as f64 / 1e9, "completed_s": a_done as f64 / 1e9},
+                        {"process": b.process, "body": b.value["body"], "etag": b.output["etag"], "invoked_s": b.invoke_time as f64 / 1e9, "completed_s": b_done as f64 / 1e9},
+                    ],
+                }));
+            }
+        }
+    }
+    None
 }
 
 fn run_checks(
     history: &History,
     checks: &[CheckSpec],
     timeout: Option<Duration>,
+    run_dir: Option<&Path>,
 ) -> Result<Vec<Value>> {
-    checks
-        .iter()
-        .map(|check| match check {
-            CheckSpec::Linearizable(spec) => {
-                let model: ModelKind = spec.model.value.parse().map_err(HarnessError::BadInput)?;
-                let t = timeout
-                    .or(spec.timeout.map(|d| d.0))
-                    .unwrap_or(Duration::from_secs(60));
-                linearizable(history, model, t)
-            }
-            CheckSpec::Durable(_) => {
-                let result = checker::durable::check(history);
-                Ok(json!({
-                    "name": "durable",
-                    "check": "durable",
-                    "verdict": result.verdict,
-                    "summary": result.text(),
-                    "detail": result,
-                }))
-            }
-            // Filled in by check_run from the run folder (converge.json).
-            CheckSpec::Converge(_) => Ok(crate::converge::needs_run_folder()),
-            CheckSpec::RetryConsistent(_) => {
-                let result = checker::retry::check(history);
-                Ok(json!({
-                    "name": "retry-consistent",
-                    "check": "retry-consistent",
-                    "verdict": result.verdict,
-                    "summary": result.text(),
-                    "detail": result,
-                }))
-            }
-        })
-        .collect()
+    let mut out = Vec::new();
+    for check in checks {
+        match check {
+            CheckSpec::Fencing(_) => match run_dir {
+                Some(dir) => out.extend(crate::fencing::check(dir)),
+                None => {
+                    return Err(HarnessError::BadInput(
+                        "the fencing check reads a run folder's fencing.jsonl".into(),
+                    ))
+                }
+            },
+            CheckSpec::ConditionalWrites(_) => match run_dir {
+                Some(dir) => out.push(crate::fencing::check_probe(dir)),
+                None => {
+                    return Err(HarnessError::BadInput(
+                        "the conditional-writes check reads a run folder's probe.json".into(),
+                    ))
+                }
+            },
+            CheckSpec::Converge(c) => out.push(match run_dir {
+                Some(dir) => crate::converge::check(dir, c.bound),
+                None => crate::converge::needs_run_folder(),
+            }),
+            other => out.push(run_check(history, other, timeout)?),
+        }
+    }
+    Ok(out)
+}
+
+fn run_check(history: &History, check: &CheckSpec, timeout: Option<Duration>) -> Result<Value> {
+    match check {
+        CheckSpec::Linearizable(spec) => {
+            let model: ModelKind = spec.model.value.parse().map_err(HarnessError::BadInput)?;
+            let t = timeout
+                .or(spec.timeout.map(|d| d.0))
+                .unwrap_or(Duration::from_secs(60));
+            linearizable(history, model, t)
+        }
+        CheckSpec::Durable(_) => {
+            let result = checker::durable::check(history);
+            Ok(json!({
+                "name": "durable",
+                "check": "durable",
+                "verdict": result.verdict,
+                "summary": result.text(),
+                "detail": result,
+            }))
+        }
+        CheckSpec::RetryConsistent(_) => {
+            let result = checker::retry::check(history);
+            Ok(json!({
+                "name": "retry-consistent",
+                "check": "retry-consistent",
+                "verdict": result.verdict,
+                "summary": result.text(),
+                "detail": result,
+            }))
+        }
+        CheckSpec::Fencing(_) | CheckSpec::ConditionalWrites(_) | CheckSpec::Converge(_) => Err(
+            HarnessError::BadInput("this check reads files of a run folder".into()),
+        ),
+    }
 }
 
 fn overall(checks: &[Value]) -> Verdict {
@@ -136,8 +246,7 @@ pub fn check_run(
 ) -> Result<Checked> {
     let history = read_run_history(run_dir)?;
     let specs: Vec<CheckSpec> = checks.iter().map(|c| c.value.clone()).collect();
-    let mut results = run_checks(&history, &specs, None)?;
-    crate::converge::fill(run_dir, &specs, &mut results);
+    let results = run_checks(&history, &specs, None, Some(run_dir))?;
     let verdict = overall(&results);
     let mut result = meta.clone();
     result["verdict"] = json!(verdict);
@@ -346,16 +455,14 @@ pub fn check_command(
         });
         (history, vec![check])
     };
-    let mut results = match run_checks(&history, &checks, Some(timeout)) {
+    let run_dir = path.is_dir().then_some(path);
+    let results = match run_checks(&history, &checks, Some(timeout), run_dir) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(EXIT_BAD_INPUT);
         }
     };
-    if path.is_dir() {
-        crate::converge::fill(path, &checks, &mut results);
-    }
     let verdict = overall(&results);
     if as_json {
         println!(

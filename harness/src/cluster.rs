@@ -85,6 +85,8 @@ pub struct ClusterSpec<'a> {
     pub chaosfs: Option<&'a Path>,
     /// chaosfs commands applied before each such node's program starts.
     pub chaosfs_init: &'a [String],
+    /// Credentials that must not reach logs/<node>.log: replaced by `[redacted]`.
+    pub secrets: &'a [String],
 }
 
 impl Cluster {
@@ -176,7 +178,7 @@ impl Cluster {
                 self.docker.clone(),
                 name.clone(),
                 container.clone(),
-                log_path,
+                (log_path, std::sync::Arc::new(spec.secrets.to_vec())),
                 self.logs.clone(),
                 self.stop_logs.clone(),
                 spec.run_start,
@@ -832,7 +834,8 @@ async fn follow_logs(
     docker: Docker,
     node: String,
     container: String,
-    path: PathBuf,
+    // The log file, and the secrets scrubbed from what goes into it.
+    (path, secrets): (PathBuf, std::sync::Arc<Vec<String>>),
     sink: broadcast::Sender<LogLine>,
     stop: CancellationToken,
     run_start: Instant,
@@ -879,8 +882,18 @@ async fn follow_logs(
                 }
                 let received = Instant::now();
                 let elapsed = received.duration_since(run_start).as_secs_f64();
+                let mut shown = std::borrow::Cow::Borrowed(text);
+                for secret in secrets.iter().filter(|s| !s.is_empty()) {
+                    if shown.contains(secret.as_str()) {
+                        shown =
+                            std::borrow::Cow::Owned(shown.replace(secret.as_str(), "[redacted]"));
+                    }
+                }
+                // What the report would redact anyway (Authorization headers, key=value
+                // credentials) never reaches the file either.
+                let shown = crate::report::load::redact(&shown);
                 let _ = file
-                    .write_all(format!("[{elapsed:>12.6}] {text}\n").as_bytes())
+                    .write_all(format!("[{elapsed:>12.6}] {shown}\n").as_bytes())
                     .await;
                 let _ = sink.send(LogLine {
                     node: node.clone(),

@@ -78,8 +78,42 @@ pub async fn ensure(docker: &Docker, repo: &Path, specs: &[ImageSpec], force: bo
             return Err(HarnessError::infra(missing_image_hint(&spec.tag)));
         };
         ensure_base(docker, repo, force).await?;
-        build(docker, &spec.tag, context, dockerfile).await?;
+        if context.join("build.sh").is_file() {
+            // The image needs more than a Docker build (s3s-fs: a binary compiled on the host
+            // first): its own script builds it, and skips what is already there.
+            if force && exists(docker, &spec.tag).await {
+                let _ = docker
+                    .remove_image(
+                        &spec.tag,
+                        None::<bollard::query_parameters::RemoveImageOptions>,
+                        None,
+                    )
+                    .await;
+            }
+            run_build_script(&spec.tag, &context.join("build.sh")).await?;
+        } else {
+            build(docker, &spec.tag, context, dockerfile).await?;
+        }
     }
+    Ok(())
+}
+
+/// images/<name>/build.sh, for images that are not a plain Docker build.
+async fn run_build_script(tag: &str, script: &Path) -> Result<()> {
+    eprintln!("building image {tag} with {} ...", script.display());
+    let started = Instant::now();
+    let path = script.to_path_buf();
+    let status = tokio::task::spawn_blocking(move || Command::new("bash").arg(&path).status())
+        .await
+        .map_err(|e| HarnessError::infra(e.to_string()))?
+        .map_err(|e| HarnessError::infra(format!("cannot run {}: {e}", script.display())))?;
+    if !status.success() {
+        return Err(HarnessError::infra(format!(
+            "{} failed ({status}); the image {tag} is needed by this scenario",
+            script.display()
+        )));
+    }
+    eprintln!("image {tag} ready in {:.0?}", started.elapsed());
     Ok(())
 }
 

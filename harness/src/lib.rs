@@ -11,6 +11,7 @@ pub mod converge;
 pub mod docker;
 pub mod error;
 pub mod faults;
+pub mod fencing;
 pub mod images;
 pub mod proxy;
 pub mod recorder;

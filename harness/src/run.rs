@@ -211,6 +211,7 @@ async fn play(
         environment: &environment,
         chaosfs: chaosfs.as_deref(),
         chaosfs_init: &chaosfs_init,
+        secrets: &loaded.secrets(),
     };
     let ready_started = Instant::now();
     let cluster = tokio::select! {
@@ -269,8 +270,15 @@ async fn drive(
         retries: spec.workload.retries,
         read: spec.workload.read,
         connect_timeout: Duration::from_secs(1),
+        s3: spec.s3.clone(),
     };
     let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(cluster, &settings));
+    tokio::select! {
+        r = adapter.prepare(Duration::from_secs(60)) => r.map_err(|e| HarnessError::infra(format!(
+            "the cluster is up but not ready for the workload: {e}"
+        )))?,
+        _ = interrupt.cancelled() => return Ok(()),
+    }
     let io = |e: std::io::Error| HarnessError::infra(format!("cannot write the run folder: {e}"));
     let recorder =
         Arc::new(Recorder::create(&run_dir.join("history.jsonl"), run_start).map_err(io)?);
@@ -317,27 +325,57 @@ async fn drive(
         nodes: workload_nodes,
         seed,
         created: Default::default(),
+        mix: spec.workload.mix.unwrap_or(crate::scenario::S3Mix::DEFAULT),
+        burst: spec.workload.burst,
     });
+    if spec
+        .checks
+        .iter()
+        .any(|c| matches!(c.value, crate::scenario::CheckSpec::ConditionalWrites(_)))
+    {
+        probe(adapter.as_ref(), &config.nodes[0], config.timeout, run_dir).await?;
+    }
 
     let stop_faults = interrupt.child_token();
     let workload_start = Instant::now();
     let steps: Vec<_> = spec.faults.iter().map(|s| &s.value).collect();
     let plan = make_plan(spec, seed);
     let fault_tasks = engine.spawn_steps(&steps, &plan, workload_start, stop_faults.clone());
-    eprintln!(
-        "workload: {} processes, {} keys, {}/s for {}",
-        config.processes,
-        config.keys,
-        config.rate,
-        crate::scenario::units::format_duration(config.duration)
-    );
-    workload::run(
-        adapter.clone(),
-        recorder.clone(),
-        config.clone(),
-        interrupt.clone(),
-    )
-    .await;
+    if config.kind == crate::scenario::WorkloadKind::Fencing {
+        eprintln!(
+            "workload: fencing rounds through {}, {}/s for {}",
+            config.nodes[0],
+            config.rate,
+            crate::scenario::units::format_duration(config.duration)
+        );
+    } else {
+        eprintln!(
+            "workload: {} processes, {} keys, {}/s for {}",
+            config.processes,
+            config.keys,
+            config.rate,
+            crate::scenario::units::format_duration(config.duration)
+        );
+    }
+    if config.kind == crate::scenario::WorkloadKind::Fencing {
+        let store = adapter
+            .object_store(&config.nodes[0], config.timeout)
+            .ok_or_else(|| {
+                HarnessError::BadInput("the fencing workload needs an object store".into())
+            })?;
+        let log = JsonlWriter::create(&run_dir.join("fencing.jsonl")).map_err(io)?;
+        let shape = spec.workload.fencing.clone().unwrap_or_default();
+        crate::fencing::run_rounds(store, &recorder, &log, &config, &shape, interrupt.clone())
+            .await;
+    } else {
+        workload::run(
+            adapter.clone(),
+            recorder.clone(),
+            config.clone(),
+            interrupt.clone(),
+        )
+        .await;
+    }
     stop_faults.cancel();
     for task in fault_tasks {
         let _ = task.await;
@@ -355,7 +393,7 @@ async fn drive(
         _ = tokio::time::sleep(final_phase.settle.0) => {}
         _ = interrupt.cancelled() => return Ok(()),
     }
-    if final_phase.reads {
+    if final_phase.reads && config.kind != crate::scenario::WorkloadKind::Fencing {
         let first = u64::from(config.processes) * 1_000_000;
         tokio::select! {
             _ = workload::final_reads(adapter.as_ref(), &recorder, &config, first) => {}
@@ -367,6 +405,30 @@ async fn drive(
         merge_chaosfs_logs(&engine, cluster, loaded).await;
     }
     Ok(())
+}
+
+/// The conditional-write probe (chaos-s3's) against the store, before the workload:
+/// probe.json, which the `conditional-writes` check reads.
+async fn probe(
+    adapter: &dyn systems::SystemAdapter,
+    node: &str,
+    timeout: Duration,
+    run_dir: &Path,
+) -> Result<()> {
+    let store = adapter.object_store(node, timeout).ok_or_else(|| {
+        HarnessError::BadInput("the conditional-writes check needs an object store".into())
+    })?;
+    let result = chaos_s3::probe_conditional_writes(&store, "chaos-probe/").await;
+    eprintln!("conditional-write probe on {node}: {}", result.sentence);
+    let text = serde_json::to_string_pretty(&json!({
+        "node": node,
+        "enforced": result.enforced,
+        "sentence": result.sentence,
+        "steps": result.steps,
+    }))
+    .unwrap_or_default();
+    std::fs::write(run_dir.join("probe.json"), text)
+        .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))
 }
 
 /// Appends what chaosfs injected in each node (every delayed or failed fsync, every crash) to

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::recorder::Recorder;
 use crate::scenario::plan::rng_for;
-use crate::scenario::WorkloadKind;
+use crate::scenario::{S3Mix, WorkloadKind};
 use crate::systems::{Operation, Outcome, SystemAdapter, SystemClient};
 
 pub struct WorkloadConfig {
@@ -30,12 +30,16 @@ pub struct WorkloadConfig {
     pub seed: u64,
     /// Keys a create workload made, for the final reads.
     pub created: std::sync::Mutex<Vec<String>>,
+    /// s3-object: weights of the operations.
+    pub mix: S3Mix,
+    /// Every process ticks at the same instants (bursts of concurrent operations).
+    pub burst: bool,
 }
 
 /// Operations that change nothing: when they fail or time out, they certainly did not take
 /// effect, so they are recorded as fail rather than info.
 fn is_read_only(f: &str) -> bool {
-    f == "read" || f == "final-read"
+    f == "read" || f == "final-read" || f == "get"
 }
 
 /// Runs every process until the duration is over or the run is cancelled.
@@ -78,7 +82,12 @@ async fn process_loop(
     let node = config.nodes[slot as usize % config.nodes.len()].clone();
     let interval = Duration::from_secs_f64(f64::from(config.processes) / config.rate);
     // Spread the processes' first ticks over one interval.
-    let offset = interval.mul_f64(f64::from(slot) / f64::from(config.processes));
+    // (Unless the scenario wants bursts: then every process ticks at once.)
+    let offset = if config.burst {
+        Duration::ZERO
+    } else {
+        interval.mul_f64(f64::from(slot) / f64::from(config.processes))
+    };
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + offset, interval);
     ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut process = u64::from(slot);
@@ -119,6 +128,17 @@ async fn process_loop(
         };
         recorder.complete(process, &op, &outcome, &node);
         match &outcome {
+            Outcome::Ok(value) if config.kind == WorkloadKind::S3Object => {
+                // What put-if-match expects: the last ETag this process saw for the key.
+                match value.get("etag").filter(|e| e.is_string()) {
+                    Some(etag) => {
+                        last_seen.insert(op.key.clone(), etag.clone());
+                    }
+                    None => {
+                        last_seen.remove(&op.key);
+                    }
+                }
+            }
             Outcome::Ok(value) => {
                 let seen = match op.f {
                     "cas" => value.get(1).cloned().unwrap_or(Value::Null),
@@ -144,6 +164,13 @@ fn next_operation(
     values: &AtomicU64,
 ) -> Operation {
     match config.kind {
+        WorkloadKind::S3Object => s3_operation(config, rng, last_seen, values),
+        // The fencing workload does not go through processes (see run.rs).
+        WorkloadKind::Fencing => Operation {
+            f: "get",
+            key: key_name(config.kind, 0),
+            value: Value::Null,
+        },
         WorkloadKind::Set => {
             let key = key_name(config.kind, rng.random_range(0..config.keys));
             if rng.random::<f64>() < 0.1 {
@@ -200,10 +227,65 @@ fn next_operation(
     }
 }
 
+/// One s3-object operation, drawn with the mix's weights. Bodies are unique; put-if-match
+/// expects the last ETag this process saw for the key (a plain get when it saw none).
+fn s3_operation(
+    config: &WorkloadConfig,
+    rng: &mut ChaCha8Rng,
+    last_seen: &HashMap<String, Value>,
+    values: &AtomicU64,
+) -> Operation {
+    let key = key_name(config.kind, rng.random_range(0..config.keys));
+    let m = config.mix;
+    let mut roll = rng.random_range(0..m.total().max(1));
+    let mut pick = |weight: u32| {
+        let hit = roll < weight;
+        roll = roll.saturating_sub(weight);
+        hit
+    };
+    let body = || Value::from(format!("b{}", values.fetch_add(1, Ordering::Relaxed)));
+    let get = |key| Operation {
+        f: "get",
+        key,
+        value: Value::Null,
+    };
+    if pick(m.get) {
+        get(key)
+    } else if pick(m.put) {
+        Operation {
+            f: "put",
+            key,
+            value: json!({ "body": body() }),
+        }
+    } else if pick(m.delete) {
+        Operation {
+            f: "delete",
+            key,
+            value: Value::Null,
+        }
+    } else if pick(m.put_if_none_match) {
+        Operation {
+            f: "put",
+            key,
+            value: json!({ "body": body(), "if_none_match": "*" }),
+        }
+    } else {
+        match last_seen.get(&key) {
+            Some(etag) => Operation {
+                f: "put",
+                value: json!({ "body": body(), "if_match": etag }),
+                key,
+            },
+            None => get(key),
+        }
+    }
+}
+
 fn key_name(kind: WorkloadKind, index: u32) -> String {
     match kind {
         WorkloadKind::Register | WorkloadKind::Create => format!("k{index}"),
         WorkloadKind::Set => format!("set{index}"),
+        WorkloadKind::S3Object | WorkloadKind::Fencing => format!("o{index}"),
     }
 }
 
@@ -222,6 +304,7 @@ pub async fn final_reads(
     // The durable check reads a set's final state from operations named final-read.
     let f = match config.kind {
         WorkloadKind::Set => "final-read",
+        WorkloadKind::S3Object => "get",
         _ => "read",
     };
     for key in keys {
@@ -263,6 +346,8 @@ mod tests {
             nodes: vec!["a".into()],
             seed: 1,
             created: Default::default(),
+            mix: S3Mix::DEFAULT,
+            burst: false,
         }
     }
 
@@ -294,6 +379,51 @@ mod tests {
         unique.dedup();
         assert_eq!(unique.len(), written.len());
         assert!(cas > 50, "{cas}");
+    }
+
+    #[test]
+    fn s3_operations_follow_the_mix_with_unique_bodies() {
+        let mut config = config();
+        config.kind = WorkloadKind::S3Object;
+        config.mix = S3Mix {
+            put_if_none_match: 3,
+            delete: 1,
+            ..Default::default()
+        };
+        let values = AtomicU64::new(1);
+        let mut rng = rng_for(1, "workload", 0);
+        let mut bodies = Vec::new();
+        let mut deletes = 0;
+        for _ in 0..400 {
+            let op = next_operation(&config, &mut rng, &HashMap::new(), &values);
+            match op.f {
+                "put" => {
+                    assert_eq!(op.value["if_none_match"], "*");
+                    bodies.push(op.value["body"].as_str().unwrap().to_string());
+                }
+                "delete" => deletes += 1,
+                other => panic!("{other} is not in the mix"),
+            }
+        }
+        assert!(
+            deletes > 50 && bodies.len() > 200,
+            "{deletes} {}",
+            bodies.len()
+        );
+        let n = bodies.len();
+        bodies.sort();
+        bodies.dedup();
+        assert_eq!(bodies.len(), n);
+        // put-if-match expects the ETag the process saw, or reads when it saw none.
+        config.mix = S3Mix {
+            put_if_match: 1,
+            ..Default::default()
+        };
+        let op = next_operation(&config, &mut rng, &HashMap::new(), &values);
+        assert_eq!(op.f, "get");
+        let seen: HashMap<String, Value> = (0..3).map(|k| (format!("o{k}"), json!("e1"))).collect();
+        let op = next_operation(&config, &mut rng, &seen, &values);
+        assert_eq!(op.value["if_match"], "e1");
     }
 
     #[test]

@@ -72,17 +72,24 @@ fn broken_scenarios_are_located_and_rejected() {
 #[test]
 fn the_scenario_reference_matches_the_code() {
     let doc = std::fs::read_to_string(repo().join("docs/scenarios.md")).unwrap();
-    let example = doc
+    let examples: Vec<&str> = doc
         .split("```yaml\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("a yaml example");
+        .skip(1)
+        .filter_map(|rest| rest.split("```").next())
+        .collect();
+    assert!(
+        examples.len() >= 2,
+        "the reference and the object-store examples"
+    );
     let dir = repo().join("target/doc-example");
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("reference-example.yaml");
-    std::fs::write(&path, example).unwrap();
-    let (code, out) = lint(&[path]);
-    assert_eq!(code, 0, "the reference example: {out}");
+    // Every example is a valid scenario (they sit in target/, the compose file is found above).
+    for (i, example) in examples.iter().enumerate() {
+        let path = dir.join(format!("example-{i}.yaml"));
+        std::fs::write(&path, example).unwrap();
+        let (code, out) = lint(&[path]);
+        assert_eq!(code, 0, "example {i} of docs/scenarios.md: {out}");
+    }
 
     // A name counts when it stands as a whole word (letters, digits and '-' around it do not).
     let documented = |name: &str| {

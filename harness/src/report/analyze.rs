@@ -470,8 +470,12 @@ pub fn violations_and_checks(
                 Vec::new()
             };
             let bad = by_line(ops, e["op"]["line"].as_u64());
+            let witness = &check["witness"];
             let sentence = if let Some(s) = &stale {
                 stale_sentence(ops, &key, s)
+            } else if witness["kind"] == "double-create" && witness["key"] == key.as_str() {
+                // s3-object: two creates with If-None-Match: * that both succeeded.
+                show(&witness["message"])
             } else if let Some(l) = lost.first() {
                 let a = &ops[l.add];
                 format!(

@@ -34,6 +34,45 @@ pub struct Scenario {
     pub checks: Vec<Spanned<CheckSpec>>,
     #[serde(default, rename = "final")]
     pub final_phase: FinalSpec,
+    /// Object stores (`system: s3`): credentials, bucket, region, port.
+    #[serde(default)]
+    pub s3: Option<S3Spec>,
+}
+
+/// How clients reach an S3 store. The keys never leave the harness: the run folder's copy of
+/// the scenario has them replaced by `[redacted]`, node logs are scrubbed of them.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct S3Spec {
+    pub access_key: String,
+    pub secret_key: String,
+    /// Created before the workload (an existing bucket is fine).
+    #[serde(default = "default_bucket")]
+    pub bucket: String,
+    #[serde(default = "default_region")]
+    pub region: String,
+    /// The container port of the S3 API (default: the node's first published port).
+    #[serde(default)]
+    pub port: Option<u16>,
+}
+
+impl fmt::Debug for S3Spec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("S3Spec")
+            .field("access_key", &"[redacted]")
+            .field("secret_key", &"[redacted]")
+            .field("bucket", &self.bucket)
+            .field("region", &self.region)
+            .field("port", &self.port)
+            .finish()
+    }
+}
+
+fn default_bucket() -> String {
+    "chaos".into()
+}
+fn default_region() -> String {
+    "us-east-1".into()
 }
 
 #[derive(Debug, Deserialize)]
@@ -64,6 +103,8 @@ pub const WORKLOAD_KINDS: &[WorkloadKind] = &[
     WorkloadKind::Register,
     WorkloadKind::Set,
     WorkloadKind::Create,
+    WorkloadKind::S3Object,
+    WorkloadKind::Fencing,
 ];
 pub const PARTITION_MODES: &[PartitionMode] = &[
     PartitionMode::Isolate,
@@ -73,7 +114,14 @@ pub const PARTITION_MODES: &[PartitionMode] = &[
 ];
 pub const PICKS: &[Pick] = &[Pick::One, Pick::All, Pick::Majority, Pick::Minority];
 pub const ROLES: &[Role] = &[Role::Leader, Role::Follower];
-pub const CHECK_NAMES: &[&str] = &["linearizable", "durable", "retry-consistent", "converge"];
+pub const CHECK_NAMES: &[&str] = &[
+    "linearizable",
+    "durable",
+    "retry-consistent",
+    "converge",
+    "fencing",
+    "conditional-writes",
+];
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
@@ -85,6 +133,12 @@ pub enum WorkloadKind {
     /// create fresh keys if absent (cas [null, v]), one request each, resent when the answer is
     /// lost (`retries`); final reads read every created key.
     Create,
+    /// get / put / delete / put-if-none-match / put-if-match on a few S3 objects, unique bodies
+    /// (the `s3-object` model).
+    S3Object,
+    /// chaos-s3's fencing protocol over conditional writes: rounds of takeovers raced by
+    /// writers that keep uploading (checked by `fencing`).
+    Fencing,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -118,6 +172,95 @@ pub struct WorkloadSpec {
     /// libraries do (0: never; the operation is then recorded as info).
     #[serde(default)]
     pub retries: u32,
+    /// s3-object: relative weights of the operations (default get 4, put 2, delete 1,
+    /// put-if-none-match 2, put-if-match 2; a weight left out is 0).
+    #[serde(default)]
+    pub mix: Option<S3Mix>,
+    /// Every process starts its operations at the same instants (bursts of `processes`
+    /// concurrent operations) instead of spreading them over the interval: races.
+    #[serde(default)]
+    pub burst: bool,
+    /// fencing: the shape of each round (rounds start at `rate` until `duration`).
+    #[serde(default)]
+    pub fencing: Option<FencingSpec>,
+}
+
+/// Weights of the s3-object operations.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct S3Mix {
+    #[serde(default)]
+    pub get: u32,
+    #[serde(default)]
+    pub put: u32,
+    #[serde(default)]
+    pub delete: u32,
+    #[serde(default)]
+    pub put_if_none_match: u32,
+    #[serde(default)]
+    pub put_if_match: u32,
+}
+
+impl S3Mix {
+    pub const DEFAULT: S3Mix = S3Mix {
+        get: 4,
+        put: 2,
+        delete: 1,
+        put_if_none_match: 2,
+        put_if_match: 2,
+    };
+    pub fn total(&self) -> u32 {
+        self.get + self.put + self.delete + self.put_if_none_match + self.put_if_match
+    }
+}
+
+/// One round of the fencing workload (chaos-s3's `FencingConfig`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FencingSpec {
+    /// Terms per round (a takeover each).
+    #[serde(default = "default_terms")]
+    pub terms: u64,
+    /// Writers racing for each new term.
+    #[serde(default = "default_contenders")]
+    pub contenders: usize,
+    /// Uploads of the current writers concurrent with the next takeover.
+    #[serde(default = "default_overlap")]
+    pub overlap_uploads: usize,
+    /// Uploads the old writers still try after the takeover completed.
+    #[serde(default = "default_zombie")]
+    pub zombie_uploads: usize,
+    /// Uploads by each new writer after its takeover.
+    #[serde(default = "default_uploads")]
+    pub uploads: usize,
+}
+
+impl Default for FencingSpec {
+    fn default() -> Self {
+        FencingSpec {
+            terms: default_terms(),
+            contenders: default_contenders(),
+            overlap_uploads: default_overlap(),
+            zombie_uploads: default_zombie(),
+            uploads: default_uploads(),
+        }
+    }
+}
+
+fn default_terms() -> u64 {
+    3
+}
+fn default_contenders() -> usize {
+    2
+}
+fn default_overlap() -> usize {
+    3
+}
+fn default_zombie() -> usize {
+    2
+}
+fn default_uploads() -> usize {
+    5
 }
 
 fn default_keys() -> u32 {
@@ -514,6 +657,11 @@ pub enum CheckSpec {
     /// After healing and settling, every node's applied index is within `bound` of the
     /// highest (systems with an applied-index probe: ozone).
     Converge(ConvergeSpec),
+    /// The fencing workload's events (fencing.jsonl): NoAckedWriteLoss, NoAckAfterTakeover,
+    /// OneWriterPerTerm.
+    Fencing(NoOptions),
+    /// The store enforces If-None-Match / If-Match on PUT: probed before the workload.
+    ConditionalWrites(NoOptions),
 }
 
 /// `converge: { bound: 100 }`: how far behind the highest applied index a node may stay.
@@ -626,10 +774,70 @@ impl LoadedScenario {
                 .any(|f| f.value.actions.0.iter().any(|a| a.uses_proxy()))
     }
 
-    /// The scenario text with the seed actually used, as the run folder keeps it.
+    /// The scenario text with the seed actually used, as the run folder keeps it, its
+    /// credentials replaced by `"[redacted]"` (it still parses, for `chaos check RUN_DIR`).
     pub fn resolved_text(&self, seed: u64) -> String {
-        text_with_seed(&self.text, seed)
+        redact_credentials(&text_with_seed(&self.text, seed))
     }
+
+    /// Secret strings that must not reach the run folder: node logs are scrubbed of them
+    /// wherever they appear. Access key ids are not in the list (a test key id such as
+    /// `chaos` is also an ordinary word); logs lose them where they stand as credentials
+    /// (`Credential=`, `access_key: ...`, Authorization headers), as the report redacts.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(s3) = &self.spec.s3 {
+            out.push(s3.secret_key.clone());
+        }
+        for (k, v) in &self.spec.cluster.environment {
+            let k = k.to_ascii_lowercase();
+            if ["secret", "password", "passwd", "token"]
+                .iter()
+                .any(|w| k.contains(w))
+            {
+                out.push(v.clone());
+            }
+        }
+        // Short values would blank ordinary words of the logs; keys that short are test keys.
+        out.retain(|s| s.len() >= 4);
+        out
+    }
+}
+
+/// Whether a key names a credential (`secret-key`, `MINIO_ROOT_PASSWORD`, `access_key`, ...).
+fn secret_name(key: &str) -> bool {
+    let k = key.to_ascii_lowercase().replace('_', "-");
+    [
+        "secret",
+        "password",
+        "passwd",
+        "token",
+        "access-key",
+        "root-user",
+        "credential",
+    ]
+    .iter()
+    .any(|w| k.contains(w))
+}
+
+/// Replaces the value of every `key: value` whose key names a credential, block or flow style,
+/// with `"[redacted]"`, keeping the layout and comments.
+pub fn redact_credentials(text: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r#"(?m)(^|[\s{,])([A-Za-z0-9_.-]+)(\s*:[ \t]*)("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,{}\[#][^,}#\n]*?)([ \t]*(?:[,}#]|$))"#,
+        )
+        .expect("redaction pattern")
+    });
+    re.replace_all(text, |c: &regex::Captures| {
+        if secret_name(&c[2]) {
+            format!("{}{}{}\"[redacted]\"{}", &c[1], &c[2], &c[3], &c[5])
+        } else {
+            c[0].to_string()
+        }
+    })
+    .into_owned()
 }
 
 /// Replaces (or adds) the top-level `seed:` line, keeping comments and layout.
@@ -1070,6 +1278,52 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
         }
     }
 
+    let is_s3 = spec.system.value == "s3";
+    if is_s3 && spec.s3.is_none() {
+        problems.at(
+            &spec.system.referenced,
+            "s3",
+            "system `s3` needs an `s3:` section: { access-key, secret-key, bucket, region, port }",
+        );
+    }
+    if !is_s3 && spec.s3.is_some() {
+        problems.at(
+            &Location::UNKNOWN,
+            "s3",
+            "`s3:` applies to system `s3` only",
+        );
+    }
+    if w.mix.is_some() && w.kind != WorkloadKind::S3Object {
+        problems.at(
+            &Location::UNKNOWN,
+            "workload.mix",
+            "`mix:` applies to the s3-object workload only",
+        );
+    }
+    if w.mix.is_some_and(|m| m.total() == 0) {
+        problems.at(
+            &Location::UNKNOWN,
+            "workload.mix",
+            "needs at least one operation with a weight above 0",
+        );
+    }
+    if w.fencing.is_some() && w.kind != WorkloadKind::Fencing {
+        problems.at(
+            &Location::UNKNOWN,
+            "workload.fencing",
+            "`fencing:` applies to the fencing workload only",
+        );
+    }
+    if let Some(f) = &w.fencing {
+        if f.terms == 0 || f.contenders == 0 {
+            problems.at(
+                &Location::UNKNOWN,
+                "workload.fencing",
+                "needs at least one term and one contender",
+            );
+        }
+    }
+
     for (i, check) in spec.checks.iter().enumerate() {
         match &check.value {
             CheckSpec::Durable(_) | CheckSpec::RetryConsistent(_) => {}
@@ -1085,6 +1339,24 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
                             ),
                         );
                     }
+                }
+            }
+            CheckSpec::Fencing(_) => {
+                if w.kind != WorkloadKind::Fencing {
+                    problems.at(
+                        &check.referenced,
+                        format!("checks[{i}].fencing"),
+                        "the fencing check reads the fencing workload's events: needs `workload: { kind: fencing }`",
+                    );
+                }
+            }
+            CheckSpec::ConditionalWrites(_) => {
+                if !is_s3 {
+                    problems.at(
+                        &check.referenced,
+                        format!("checks[{i}].conditional-writes"),
+                        "the conditional-writes probe needs an object store (system `s3`)",
+                    );
                 }
             }
             CheckSpec::Linearizable(lin) => {
@@ -1158,6 +1430,21 @@ mod tests {
         for action in Action::ALL {
             assert_eq!(serde_json::to_value(action).unwrap(), action.name());
         }
+    }
+
+    #[test]
+    fn credentials_are_redacted_and_the_text_still_parses() {
+        let text = "name: t\ns3: { access-key: chaos, secret-key: \"chaos-secret-key\", bucket: b }\ncluster:\n  environment:\n    MINIO_ROOT_PASSWORD: hunter22 # pw\n    OTHER: keep\ns3b:\n  secret-key: 'x y'\n";
+        let out = redact_credentials(text);
+        for secret in ["chaos-secret-key", "hunter22", "x y", "access-key: chaos"] {
+            assert!(!out.contains(secret), "{out}");
+        }
+        assert!(out.contains("bucket: b }"), "{out}");
+        assert!(out.contains("OTHER: keep"), "{out}");
+        assert!(out.contains("# pw"), "{out}");
+        let full = GOOD.to_string() + "s3:\n  access-key: ak\n  secret-key: sk-123\n";
+        let parsed = parse_text(&redact_credentials(&full)).unwrap();
+        assert_eq!(parsed.s3.unwrap().secret_key, "[redacted]");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 pub mod etcd;
 pub mod ozone;
 pub mod redis;
+pub mod s3;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -12,7 +13,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::cluster::Cluster;
-use crate::scenario::{ReadConsistency, Role, WorkloadKind};
+use crate::scenario::{ReadConsistency, Role, S3Spec, WorkloadKind};
 
 /// What the scenario validator needs to know about a system before anything starts.
 pub struct SystemInfo {
@@ -22,7 +23,7 @@ pub struct SystemInfo {
     pub make: fn(&Cluster, &AdapterSettings) -> Box<dyn SystemAdapter>,
 }
 
-pub const SYSTEMS: &[SystemInfo] = &[etcd::INFO, redis::INFO, ozone::INFO];
+pub const SYSTEMS: &[SystemInfo] = &[etcd::INFO, redis::INFO, s3::INFO, ozone::INFO];
 
 pub fn lookup(name: &str) -> Option<&'static SystemInfo> {
     SYSTEMS.iter().find(|s| s.name == name)
@@ -60,6 +61,8 @@ pub struct AdapterSettings {
     pub read: ReadConsistency,
     /// Bounds connecting to a node; a refused or timed-out connect means nothing was sent.
     pub connect_timeout: Duration,
+    /// Object stores: credentials, bucket, region, port (the scenario's `s3:` section).
+    pub s3: Option<S3Spec>,
 }
 
 /// One client operation as the workload issues it (Jepsen's `f`, key and value).
@@ -104,6 +107,17 @@ pub trait SystemAdapter: Send + Sync {
     /// that did not answer; empty for a system without the probe.
     async fn applied_indexes(&self) -> BTreeMap<String, Option<u64>> {
         BTreeMap::new()
+    }
+
+    /// What must exist before the workload (an object store's bucket), retried up to `within`.
+    async fn prepare(&self, _within: Duration) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The bucket of an object store through one node, for the fencing workload and the
+    /// conditional-write probe; None for systems that are not object stores.
+    fn object_store(&self, _node: &str, _timeout: Duration) -> Option<chaos_s3::BucketStore> {
+        None
     }
 }
 
