@@ -94,6 +94,15 @@ enum Command {
         workload_seconds: u64,
         #[arg(long, default_value = "docker-compose.yml")]
         compose: PathBuf,
+        /// Measure the s3-object workload against s3s-fs instead (operations per second,
+        /// latency percentiles, the harness's CPU per operation; no faults).
+        #[arg(long)]
+        s3: bool,
+        /// With --s3: processes and target rate.
+        #[arg(long, default_value_t = 16)]
+        processes: u32,
+        #[arg(long, default_value_t = 4000.0)]
+        rate: f64,
     },
 }
 
@@ -191,13 +200,22 @@ async fn dispatch(cli: Cli) -> i32 {
             trigger_trials,
             workload_seconds,
             compose,
+            s3,
+            processes,
+            rate,
         } => {
-            let options = bench::BenchOptions {
-                ready_trials,
-                trigger_trials,
-                workload_seconds,
-            };
-            bench::run(&compose, &options).await.map(|_| EXIT_OK)
+            if s3 {
+                bench::run_s3(&compose, workload_seconds, processes, rate)
+                    .await
+                    .map(|_| EXIT_OK)
+            } else {
+                let options = bench::BenchOptions {
+                    ready_trials,
+                    trigger_trials,
+                    workload_seconds,
+                };
+                bench::run(&compose, &options).await.map(|_| EXIT_OK)
+            }
         }
     };
     match result {
