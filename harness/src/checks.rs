@@ -112,8 +112,11 @@ fn double_create(history: &History, result: &checker::LinearizabilityResult) -> 
                 };
                 // A delete could separate them if it may take effect after a began and
                 // before b ended.
+                // An unknown delete (info, or never completed) may take effect any time later.
                 let separable = deletes.iter().any(|d| {
-                    d.invoke_time < b_done && d.complete_time.is_none_or(|c| c > a.invoke_time)
+                    d.invoke_time < b_done
+                        && (d.status == Status::Info
+                            || d.complete_time.is_none_or(|c| c > a.invoke_time))
                 });
                 if separable {
                     continue;
@@ -482,4 +485,52 @@ pub fn check_command(
         println!("verdict: {verdict} ({} operations)", history.ops.len());
     }
     Ok(verdict.exit_code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn history(deletes: &str) -> History {
+        let text = format!(
+            r#"{{"index":0,"time":100,"process":0,"type":"invoke","f":"put","key":"o0","value":{{"body":"b1","if_none_match":"*"}}}}
+{{"index":1,"time":110,"process":1,"type":"invoke","f":"put","key":"o0","value":{{"body":"b2","if_none_match":"*"}}}}
+{deletes}{{"index":4,"time":200,"process":0,"type":"ok","f":"put","key":"o0","value":{{"etag":"e1"}}}}
+{{"index":5,"time":210,"process":1,"type":"ok","f":"put","key":"o0","value":{{"etag":"e2"}}}}
+{{"index":6,"time":300,"process":0,"type":"invoke","f":"get","key":"o0","value":null}}
+{{"index":7,"time":310,"process":0,"type":"ok","f":"get","key":"o0","value":{{"body":"b2","etag":"e2"}}}}
+"#
+        );
+        checker::parse_str(&text, Format::Jsonl).unwrap()
+    }
+
+    #[test]
+    fn two_successful_creates_are_named() {
+        let h = history("");
+        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5)).unwrap();
+        assert_eq!(r["verdict"], "illegal");
+        let summary = r["summary"].as_str().unwrap();
+        assert!(
+            summary.starts_with(
+                "more than one create succeeded on key o0: process 0 created body \"b1\""
+            ),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("process 1 created body \"b2\""),
+            "{summary}"
+        );
+        assert_eq!(r["witness"]["creates"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn an_unknown_delete_could_come_between() {
+        // A delete sent before both creates whose answer never came may apply between them:
+        // then both creates are legal.
+        let h = history(
+            "{\"index\":2,\"time\":50,\"process\":2,\"type\":\"invoke\",\"f\":\"delete\",\"key\":\"o0\",\"value\":null}\n{\"index\":3,\"time\":60,\"process\":2,\"type\":\"info\",\"f\":\"delete\",\"key\":\"o0\",\"value\":null}\n",
+        );
+        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5)).unwrap();
+        assert_eq!(r["verdict"], "ok", "{}", r["summary"]);
+    }
 }
