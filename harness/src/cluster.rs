@@ -891,13 +891,15 @@ async fn follow_logs(
                 }
                 // What the report would redact anyway (Authorization headers, key=value
                 // credentials) never reaches the file either.
-                let shown = crate::report::load::redact(&shown);
+                let redacted = crate::report::load::redact(&shown);
                 let _ = file
-                    .write_all(format!("[{elapsed:>12.6}] {shown}\n").as_bytes())
+                    .write_all(format!("[{elapsed:>12.6}] {redacted}\n").as_bytes())
                     .await;
+                // Triggers see the line without the secrets too (a fired trigger's line goes
+                // into faults.jsonl).
                 let _ = sink.send(LogLine {
                     node: node.clone(),
-                    text: text.to_string(),
+                    text: shown.into_owned(),
                     received,
                     stamp,
                 });
