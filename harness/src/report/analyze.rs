@@ -635,6 +635,9 @@ pub fn violations_and_checks(
         }
         if sentences.is_empty() {
             let text = match verdict.as_str() {
+                // Checks other than linearizability (durable, fencing, conditional-writes,
+                // converge) say what held in their own summary.
+                "ok" if detail["operations"].is_null() => show(&check["summary"]),
                 "ok" => {
                     let keys = detail["partitions"].as_array().map_or(0, Vec::len);
                     format!(
