@@ -932,8 +932,17 @@ fn precondition_failed(op: &Operation, v: &Value) -> bool {
     let by_error = op
         .error
         .as_deref()
-        .is_some_and(|e| e.to_lowercase().contains("precondition") || e.contains("412"));
+        .is_some_and(|e| e.to_lowercase().contains("precondition") || status_412(e));
     by_value || by_error
+}
+
+/// `412` standing alone in an error text (an HTTP status), not inside a longer number such as
+/// the port of `http://127.0.0.1:41267/` in a refused connection's message.
+fn status_412(e: &str) -> bool {
+    let b = e.as_bytes();
+    e.match_indices("412").any(|(i, _)| {
+        (i == 0 || !b[i - 1].is_ascii_digit()) && b.get(i + 3).is_none_or(|c| !c.is_ascii_digit())
+    })
 }
 
 impl S3Object {
@@ -1164,5 +1173,20 @@ impl SeqModel for S3Object {
                 (Cond::IfMatch(m), _) => format!("etag {}", show(&self.values.values[m as usize])),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod precondition_tests {
+    use super::status_412;
+
+    #[test]
+    fn a_412_inside_a_port_number_is_not_a_status() {
+        assert!(status_412("HTTP 412"));
+        assert!(status_412("412 Precondition"));
+        assert!(!status_412(
+            "error sending request for url (http://127.0.0.1:41267/chaos/o0): Connection refused"
+        ));
+        assert!(!status_412("took 14125 ms"));
     }
 }
