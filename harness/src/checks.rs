@@ -32,7 +32,9 @@ fn linearizable(history: &History, model: ModelKind, timeout: Duration) -> Resul
         _ => None,
     };
     let creates = match (result.verdict, model) {
-        (Verdict::Illegal, ModelKind::S3Object) => double_create(history, &result),
+        (Verdict::Illegal, ModelKind::S3Object) => {
+            double_create(history, &result).or_else(|| torn_get(history, &result))
+        }
         _ => None,
     };
     let summary = match (result.verdict, result.explanation()) {
@@ -74,6 +76,52 @@ fn linearizable(history: &History, model: ModelKind, timeout: Duration) -> Resul
         "witness": stale.map(|s| json!(s)).or(creates),
         "detail": result,
     }))
+}
+
+/// For an illegal s3-object key: a get that returned one put's body with another put's ETag
+/// (a read torn between two versions).
+fn torn_get(history: &History, result: &checker::LinearizabilityResult) -> Option<Value> {
+    let illegal: Vec<&str> = result
+        .partitions
+        .iter()
+        .filter(|p| p.verdict == Verdict::Illegal)
+        .filter_map(|p| p.key.as_deref())
+        .collect();
+    for key in illegal {
+        let ops: Vec<&checker::Operation> = history
+            .ops
+            .iter()
+            .filter(|op| op.key.as_deref() == Some(key) && op.status == Status::Ok)
+            .collect();
+        // body -> the ETag its acknowledged put returned.
+        let etag_of: BTreeMap<String, &Value> = ops
+            .iter()
+            .filter(|op| op.f == "put" && op.output["etag"].is_string())
+            .map(|op| (op.value["body"].to_string(), &op.output["etag"]))
+            .collect();
+        for get in ops.iter().filter(|op| op.f == "get" || op.f == "read") {
+            let (body, etag) = (&get.output["body"], &get.output["etag"]);
+            let Some(expected) = etag_of.get(&body.to_string()) else {
+                continue;
+            };
+            if !etag.is_string() || etag == *expected {
+                continue;
+            }
+            let other = etag_of
+                .iter()
+                .find(|(_, e)| **e == etag)
+                .map(|(b, _)| format!(", the ETag of body {b}"))
+                .unwrap_or_default();
+            let message = format!(
+                "a get on key {key} (process {}, at {:.3} s) returned body {body} with ETag {etag}{other}; \
+                 the put of {body} was acknowledged with ETag {expected}: the read is torn between two versions",
+                get.process,
+                get.invoke_time as f64 / 1e9,
+            );
+            return Some(json!({"kind": "torn-get", "key": key, "message": message}));
+        }
+    }
+    None
 }
 
 /// For an illegal s3-object key: two creates (put with If-None-Match: *) that both succeeded

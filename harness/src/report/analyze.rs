@@ -473,8 +473,11 @@ pub fn violations_and_checks(
             let witness = &check["witness"];
             let sentence = if let Some(s) = &stale {
                 stale_sentence(ops, &key, s)
-            } else if witness["kind"] == "double-create" && witness["key"] == key.as_str() {
-                // s3-object: two creates with If-None-Match: * that both succeeded.
+            } else if (witness["kind"] == "double-create" || witness["kind"] == "torn-get")
+                && witness["key"] == key.as_str()
+            {
+                // s3-object: two creates with If-None-Match: * that both succeeded, or a get
+                // that returned one version's body with another's ETag.
                 show(&witness["message"])
             } else if let Some(l) = lost.first() {
                 let a = &ops[l.add];
