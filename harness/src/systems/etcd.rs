@@ -32,14 +32,7 @@ pub struct Etcd {
 
 impl Etcd {
     fn new(cluster: &Cluster, settings: &AdapterSettings) -> Self {
-        let endpoints = cluster
-            .names()
-            .into_iter()
-            .filter_map(|n| {
-                let addr = cluster.endpoint(&n, CLIENT_PORT)?;
-                Some((n, format!("http://{addr}")))
-            })
-            .collect();
+        let endpoints = super::client_urls(cluster, CLIENT_PORT, |a| format!("http://{a}"));
         Etcd {
             endpoints,
             read: settings.read,

@@ -50,6 +50,20 @@ pub fn caveat(system: &str) -> Option<&'static str> {
     }
 }
 
+/// Node -> URL of its client port as the harness reaches it (through the proxy if there is one),
+/// for the nodes that publish that port: `client_urls(cluster, 2379, |a| format!("http://{a}"))`.
+pub fn client_urls(
+    cluster: &Cluster,
+    port: u16,
+    url: impl Fn(std::net::SocketAddr) -> String,
+) -> BTreeMap<String, String> {
+    cluster
+        .names()
+        .into_iter()
+        .filter_map(|n| Some((n.clone(), url(cluster.endpoint(&n, port)?))))
+        .collect()
+}
+
 pub fn names() -> Vec<&'static str> {
     SYSTEMS.iter().map(|s| s.name).collect()
 }

@@ -29,14 +29,7 @@ pub struct Redis {
 
 impl Redis {
     fn new(cluster: &Cluster, settings: &AdapterSettings) -> Self {
-        let endpoints = cluster
-            .names()
-            .into_iter()
-            .filter_map(|n| {
-                let addr = cluster.endpoint(&n, CLIENT_PORT)?;
-                Some((n, format!("redis://{addr}/")))
-            })
-            .collect();
+        let endpoints = super::client_urls(cluster, CLIENT_PORT, |a| format!("redis://{a}/"));
         Redis {
             endpoints,
             connect_timeout: settings.connect_timeout,
