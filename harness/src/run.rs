@@ -12,7 +12,7 @@ use crate::cluster::{Cluster, ClusterSpec};
 use crate::error::{HarnessError, Result, EXIT_INTERRUPTED};
 use crate::faults::FaultEngine;
 use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
-use crate::scenario::plan::make_plan;
+use crate::scenario::plan::{make_plan, Plan};
 use crate::scenario::LoadedScenario;
 use crate::systems::{self, AdapterSettings};
 use crate::workload::{self, WorkloadConfig};
@@ -94,7 +94,7 @@ pub async fn run_scenario(
     );
 
     let started = Instant::now();
-    let outcome = play(loaded, options, &run_dir, &run_id, seed, interrupt.clone()).await;
+    let outcome = play(loaded, options, &run_dir, &run_id, &plan, interrupt.clone()).await;
     let elapsed = started.elapsed();
     let meta = json!({
         "run_id": run_id,
@@ -154,7 +154,7 @@ async fn play(
     options: &RunOptions,
     run_dir: &Path,
     run_id: &str,
-    seed: u64,
+    plan: &Plan,
     interrupt: CancellationToken,
 ) -> Result<()> {
     let docker = docker::connect().await?;
@@ -239,7 +239,7 @@ async fn play(
         cluster.names().join(", ")
     );
     let result = drive(
-        loaded, &cluster, run_dir, run_start, seed, proxy_rx, interrupt,
+        loaded, &cluster, run_dir, run_start, plan, proxy_rx, interrupt,
     )
     .await;
     // Every way out of the run goes through here (errors included); Ctrl-C cancels the
@@ -258,7 +258,7 @@ async fn drive(
     cluster: &Arc<Cluster>,
     run_dir: &Path,
     run_start: Instant,
-    seed: u64,
+    plan: &Plan,
     mut proxy_events: tokio::sync::mpsc::UnboundedReceiver<crate::proxy::ProxyEvent>,
     interrupt: CancellationToken,
 ) -> Result<()> {
@@ -323,7 +323,7 @@ async fn drive(
         duration: spec.workload.duration.0,
         timeout: spec.workload.timeout.0,
         nodes: workload_nodes,
-        seed,
+        seed: plan.seed,
         created: Default::default(),
         mix: spec.workload.mix.unwrap_or(crate::scenario::S3Mix::DEFAULT),
         burst: spec.workload.burst,
@@ -339,8 +339,7 @@ async fn drive(
     let stop_faults = interrupt.child_token();
     let workload_start = Instant::now();
     let steps: Vec<_> = spec.faults.iter().map(|s| &s.value).collect();
-    let plan = make_plan(spec, seed);
-    let fault_tasks = engine.spawn_steps(&steps, &plan, workload_start, stop_faults.clone());
+    let fault_tasks = engine.spawn_steps(&steps, plan, workload_start, stop_faults.clone());
     if config.kind == crate::scenario::WorkloadKind::Fencing {
         eprintln!(
             "workload: fencing rounds through {}, {}/s for {}",
