@@ -239,12 +239,7 @@ async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
         mix: crate::scenario::S3Mix::DEFAULT,
         burst: false,
     });
-    let cpu_before = cpu_time();
-    let started = Instant::now();
-    workload::run(adapter, recorder.clone(), config, CancellationToken::new()).await;
-    let wall = started.elapsed();
-    let cpu = cpu_time() - cpu_before;
-    let ops = *recorder.completed().borrow();
+    let (wall, cpu, ops) = measure(adapter, &recorder, config).await;
     println!(
         "cost: workload (16 processes, etcd, no faults)    {ops} ops in {:.1} s = {:.0} ops/s; harness CPU {:.1} us/op ({:.0}% of one core)",
         wall.as_secs_f64(),
@@ -254,6 +249,21 @@ async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
     );
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// Runs a workload to its end; returns wall time, the harness's CPU time and completed operations.
+async fn measure(
+    adapter: Arc<dyn systems::SystemAdapter>,
+    recorder: &Arc<Recorder>,
+    config: Arc<WorkloadConfig>,
+) -> (Duration, Duration, u64) {
+    let cpu_before = cpu_time();
+    let started = Instant::now();
+    workload::run(adapter, recorder.clone(), config, CancellationToken::new()).await;
+    let wall = started.elapsed();
+    let cpu = cpu_time() - cpu_before;
+    let ops = *recorder.completed().borrow();
+    (wall, cpu, ops)
 }
 
 /// The recorder alone: one invocation and one completion written and flushed.
@@ -392,12 +402,7 @@ async fn s3_workload(
         mix: crate::scenario::S3Mix::DEFAULT,
         burst: false,
     });
-    let cpu_before = cpu_time();
-    let started = Instant::now();
-    workload::run(adapter, recorder.clone(), config, CancellationToken::new()).await;
-    let wall = started.elapsed();
-    let cpu = cpu_time() - cpu_before;
-    let ops = *recorder.completed().borrow();
+    let (wall, cpu, ops) = measure(adapter, &recorder, config).await;
     let history = checker::read_history(&path, checker::Format::Jsonl)
         .map_err(|e| HarnessError::infra(e.to_string()))?;
     let stats = crate::checks::statistics(&history, &[]);

@@ -78,16 +78,19 @@ fn linearizable(history: &History, model: ModelKind, timeout: Duration) -> Resul
     }))
 }
 
-/// For an illegal s3-object key: a get that returned one put's body with another put's ETag
-/// (a read torn between two versions).
-fn torn_get(history: &History, result: &checker::LinearizabilityResult) -> Option<Value> {
-    let illegal: Vec<&str> = result
+/// The keys whose partition the linearizability check found illegal.
+fn illegal_keys(result: &checker::LinearizabilityResult) -> impl Iterator<Item = &str> {
+    result
         .partitions
         .iter()
         .filter(|p| p.verdict == Verdict::Illegal)
         .filter_map(|p| p.key.as_deref())
-        .collect();
-    for key in illegal {
+}
+
+/// For an illegal s3-object key: a get that returned one put's body with another put's ETag
+/// (a read torn between two versions).
+fn torn_get(history: &History, result: &checker::LinearizabilityResult) -> Option<Value> {
+    for key in illegal_keys(result) {
         let ops: Vec<&checker::Operation> = history
             .ops
             .iter()
@@ -128,13 +131,7 @@ fn torn_get(history: &History, result: &checker::LinearizabilityResult) -> Optio
 /// with no delete that could have come between them. The clearest witness of a store whose
 /// conditional PUT is not atomic.
 fn double_create(history: &History, result: &checker::LinearizabilityResult) -> Option<Value> {
-    let illegal: Vec<&str> = result
-        .partitions
-        .iter()
-        .filter(|p| p.verdict == Verdict::Illegal)
-        .filter_map(|p| p.key.as_deref())
-        .collect();
-    for key in illegal {
+    for key in illegal_keys(result) {
         let on_key = |op: &&checker::Operation| op.key.as_deref() == Some(key);
         let mut creates: Vec<&checker::Operation> = history
             .ops
