@@ -507,8 +507,22 @@ impl Cluster {
         })
     }
 
+    /// Freezes the node's processes. The kernel's cgroup freezer gives up when a task does not
+    /// stop in time (one in uninterruptible sleep, e.g. in an fsync on a slow filesystem) and
+    /// runc then answers "unable to freeze" and thaws the group: a few more tries get it.
     pub async fn pause(&self, node: &str) -> Result<()> {
-        Ok(self.docker.pause_container(self.container(node)?).await?)
+        let container = self.container(node)?;
+        let mut attempt = 1;
+        loop {
+            match self.docker.pause_container(container).await {
+                Err(e) if attempt < 5 && e.to_string().contains("unable to freeze") => {
+                    tracing::warn!(node, attempt, "pause: {e}; trying again");
+                    tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
+                    attempt += 1;
+                }
+                r => return Ok(r?),
+            }
+        }
     }
 
     pub async fn unpause(&self, node: &str) -> Result<()> {
