@@ -37,6 +37,13 @@ pub fn admin_actions(system: &str) -> &'static [crate::scenario::Action] {
     }
 }
 
+/// The systems whose adapters talk S3 and read the scenario's `s3:` section.
+pub const S3_SYSTEMS: &[&str] = &["s3", "ozone"];
+
+pub fn speaks_s3(system: &str) -> bool {
+    S3_SYSTEMS.contains(&system)
+}
+
 /// Whether a system's adapter answers `applied_indexes` (the `converge` check needs it).
 pub fn has_applied_index(system: &str) -> bool {
     system == "ozone"
