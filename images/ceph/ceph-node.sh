@@ -82,13 +82,17 @@ osd)
     ;;
 rgw)
     NAME=client.rgw.$(hostname)
-    wait_for_mon
     # The user with fixed keys; two gateways may race to create it, so retry until it shows.
-    until timeout 60 radosgw-admin user info --uid="$S3_UID" >/dev/null 2>&1; do
-        log "creating S3 user $S3_UID"
-        timeout 60 radosgw-admin user create --uid="$S3_UID" --display-name="chaos" \
-            --access-key="$S3_ACCESS_KEY" --secret-key="$S3_SECRET_KEY" >/dev/null 2>&1 || sleep 1
-    done
+    # A restarted gateway (same container) knows it is there and starts at once.
+    if [ ! -e /var/lib/ceph/chaos-s3-user ]; then
+        wait_for_mon
+        until timeout 60 radosgw-admin user info --uid="$S3_UID" >/dev/null 2>&1; do
+            log "creating S3 user $S3_UID"
+            timeout 60 radosgw-admin user create --uid="$S3_UID" --display-name="chaos" \
+                --access-key="$S3_ACCESS_KEY" --secret-key="$S3_SECRET_KEY" >/dev/null 2>&1 || sleep 1
+        done
+        touch /var/lib/ceph/chaos-s3-user
+    fi
     log "S3 user $S3_UID ready; starting radosgw"
     exec radosgw -n "$NAME" -f "$@"
     ;;
