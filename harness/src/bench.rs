@@ -370,6 +370,7 @@ async fn s3_workload(
         bucket: "bench".into(),
         region: "us-east-1".into(),
         port: Some(8014),
+        if_match_etag: Default::default(),
     };
     let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(
         cluster,

@@ -77,6 +77,8 @@ pub struct S3Client {
     access_key: String,
     secret: Secret,
     timeouts: Timeouts,
+    /// Send the ETag of `If-Match` on PUT without its quotes (see `with_unquoted_if_match`).
+    unquoted_if_match: bool,
 }
 
 impl std::fmt::Debug for S3Client {
@@ -87,6 +89,7 @@ impl std::fmt::Debug for S3Client {
             .field("access_key", &"[redacted]")
             .field("secret", &self.secret)
             .field("timeouts", &self.timeouts)
+            .field("unquoted_if_match", &self.unquoted_if_match)
             .finish()
     }
 }
@@ -219,7 +222,26 @@ impl S3Client {
             access_key: access_key.to_string(),
             secret: Secret::new(secret),
             timeouts,
+            unquoted_if_match: false,
         })
+    }
+
+    /// Sends the ETag of a PUT's `If-Match` without its quotes (`If-Match: abc` rather than
+    /// RFC 7232's `If-Match: "abc"`). Ceph RGW 16.2 compares the header byte for byte with the
+    /// ETag it stores unquoted, so a quoted ETag never matches there and every If-Match PUT is
+    /// refused with 412. Off by default: the quoted form is the standard one.
+    pub fn with_unquoted_if_match(mut self, unquoted: bool) -> Self {
+        self.unquoted_if_match = unquoted;
+        self
+    }
+
+    /// The `If-Match` header of a PUT for an ETag as the store returned it.
+    fn put_if_match_value(&self, etag: &str) -> String {
+        if self.unquoted_if_match {
+            etag.trim_matches('"').to_string()
+        } else {
+            etag.to_string()
+        }
     }
 
     pub fn endpoint(&self) -> &str {
@@ -379,7 +401,7 @@ impl S3Client {
             ),
             PutCondition::IfMatch(e) => (
                 OpKind::PutIfMatch,
-                vec![("if-match".to_string(), e.clone())],
+                vec![("if-match".to_string(), self.put_if_match_value(e))],
             ),
         };
         let r = self
@@ -471,6 +493,15 @@ mod tests {
         let d = format!("{c:?}");
         assert!(!d.contains("wJalr"), "{d}");
         assert!(!d.contains("AKIDEXAMPLE"), "{d}");
+    }
+
+    #[test]
+    fn if_match_quotes() {
+        let c = S3Client::new("http://127.0.0.1:9", "r", "a", "s", Timeouts::default()).unwrap();
+        assert_eq!(c.put_if_match_value("\"abc\""), "\"abc\"");
+        let c = c.with_unquoted_if_match(true);
+        assert_eq!(c.put_if_match_value("\"abc\""), "abc");
+        assert_eq!(c.put_if_match_value("abc"), "abc");
     }
 
     #[test]

@@ -54,6 +54,19 @@ pub struct S3Spec {
     /// The container port of the S3 API (default: the node's first published port).
     #[serde(default)]
     pub port: Option<u16>,
+    /// How a PUT's `If-Match` carries the ETag: `quoted` (RFC 7232, the default) or
+    /// `unquoted` (Ceph RGW 16.2 matches only the bare ETag it stores).
+    #[serde(default)]
+    pub if_match_etag: EtagForm,
+}
+
+/// `s3.if-match-etag`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EtagForm {
+    #[default]
+    Quoted,
+    Unquoted,
 }
 
 impl fmt::Debug for S3Spec {
@@ -64,6 +77,7 @@ impl fmt::Debug for S3Spec {
             .field("bucket", &self.bucket)
             .field("region", &self.region)
             .field("port", &self.port)
+            .field("if_match_etag", &self.if_match_etag)
             .finish()
     }
 }

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::{AdapterSettings, Operation, Outcome, SystemAdapter, SystemClient, SystemInfo};
 use crate::cluster::Cluster;
-use crate::scenario::{Role, S3Spec, WorkloadKind};
+use crate::scenario::{EtagForm, Role, S3Spec, WorkloadKind};
 
 pub const INFO: SystemInfo = SystemInfo {
     name: "s3",
@@ -94,6 +94,7 @@ impl S3 {
                 request,
             },
         )
+        .map(|c| c.with_unquoted_if_match(spec.if_match_etag == EtagForm::Unquoted))
         .map_err(|e| e.to_string())
     }
 
