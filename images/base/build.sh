@@ -20,6 +20,11 @@
 set -euo pipefail
 
 TAG="${CHAOS_BASE_TAG:-chaos-base:bookworm}"
+# One build at a time (CI builds in the background while tests that need the image may ask for
+# it too): a second caller waits here, then finds the image made.
+mkdir -p "${HOME:-/root}/.cache/chaos"
+exec 9>"${HOME:-/root}/.cache/chaos/base.build.lock"
+flock 9
 MIRROR="${CHAOS_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SECURITY="${CHAOS_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}"
 PULL_TIMEOUT="${CHAOS_PULL_TIMEOUT:-20}"

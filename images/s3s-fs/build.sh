@@ -13,6 +13,11 @@ VERSION=0.14.1
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="${CHAOS_S3S_ROOT:-${HOME:-/root}/.cache/chaos/s3s-fs-$VERSION}"
 TAG=chaos-s3s-fs:latest
+# One build at a time (CI builds in the background while tests that need the image may ask for
+# it too): a second caller waits here, then finds the image made.
+mkdir -p "${HOME:-/root}/.cache/chaos"
+exec 9>"${HOME:-/root}/.cache/chaos/s3s-fs.build.lock"
+flock 9
 
 die() { echo "images/s3s-fs/build.sh: $*" >&2; exit 1; }
 
