@@ -1278,19 +1278,22 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
         }
     }
 
-    let is_s3 = spec.system.value == "s3";
+    let is_s3 = systems::takes_s3_section(&spec.system.value);
     if is_s3 && spec.s3.is_none() {
         problems.at(
             &spec.system.referenced,
             "s3",
-            "system `s3` needs an `s3:` section: { access-key, secret-key, bucket, region, port }",
+            format!(
+                "system `{}` needs an `s3:` section: {{ access-key, secret-key, bucket, region, port }}",
+                spec.system.value
+            ),
         );
     }
     if !is_s3 && spec.s3.is_some() {
         problems.at(
             &Location::UNKNOWN,
             "s3",
-            "`s3:` applies to system `s3` only",
+            "`s3:` applies to object stores only (systems `s3`, `garage`)",
         );
     }
     if w.mix.is_some() && w.kind != WorkloadKind::S3Object {

@@ -2,6 +2,7 @@
 //! ports). Everything else in the harness is system-agnostic.
 
 pub mod etcd;
+pub mod garage;
 pub mod ozone;
 pub mod redis;
 pub mod s3;
@@ -23,7 +24,7 @@ pub struct SystemInfo {
     pub make: fn(&Cluster, &AdapterSettings) -> Box<dyn SystemAdapter>,
 }
 
-pub const SYSTEMS: &[SystemInfo] = &[etcd::INFO, redis::INFO, s3::INFO, ozone::INFO];
+pub const SYSTEMS: &[SystemInfo] = &[etcd::INFO, redis::INFO, s3::INFO, garage::INFO, ozone::INFO];
 
 pub fn lookup(name: &str) -> Option<&'static SystemInfo> {
     SYSTEMS.iter().find(|s| s.name == name)
@@ -35,6 +36,12 @@ pub fn admin_actions(system: &str) -> &'static [crate::scenario::Action] {
         "ozone" => ozone::ADMIN_ACTIONS,
         _ => &[],
     }
+}
+
+/// Whether a system is an object store, which takes the scenario's `s3:` section (credentials,
+/// bucket, region, port): every system that plays the s3-object workload.
+pub fn takes_s3_section(system: &str) -> bool {
+    lookup(system).is_some_and(|s| s.workloads.contains(&WorkloadKind::S3Object))
 }
 
 /// Whether a system's adapter answers `applied_indexes` (the `converge` check needs it).

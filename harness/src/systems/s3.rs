@@ -33,7 +33,7 @@ pub struct S3 {
 }
 
 impl S3 {
-    fn new(cluster: &Cluster, settings: &AdapterSettings) -> Self {
+    pub(crate) fn new(cluster: &Cluster, settings: &AdapterSettings) -> Self {
         let spec = settings.s3.clone();
         let endpoints = cluster
             .names()
