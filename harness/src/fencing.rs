@@ -42,6 +42,7 @@ pub async fn run_rounds(
         overlap_uploads: shape.overlap_uploads,
         zombie_uploads: shape.zombie_uploads,
         uploads: shape.uploads,
+        stall: shape.stall.map(|d| d.0),
     };
     let mut processes = Processes::default();
     for round in 1u64.. {
@@ -177,7 +178,7 @@ impl Processes {
                 v["error"] = json!(reason);
                 v
             }
-            FencingEvent::Fenced { .. } => return None,
+            FencingEvent::Fenced { .. } | FencingEvent::WriterStalled { .. } => return None,
         })
     }
 }

@@ -55,6 +55,10 @@ fn broken_scenarios_are_located_and_rejected() {
             "unknown-model.yaml",
             "9:28: checks[0].linearizable.model: unknown model `snapshot-isolation`",
         ),
+        (
+            "s3-workload-without-s3.yaml",
+            "2:9: s3: system `ozone` needs an `s3:` section for this workload",
+        ),
     ];
     for (file, expected) in cases {
         let (code, out) = lint(&[dir.join(file)]);

@@ -20,7 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -130,6 +130,13 @@ pub enum FencingEvent {
         owner: String,
         term: u64,
         reason: String,
+    },
+    /// The writer wrote the data object of `upload` and now stalls for `stall_ms` before its
+    /// fence advance (a long GC pause): the next takeover may complete meanwhile.
+    WriterStalled {
+        time: u64,
+        upload: UploadId,
+        stall_ms: u64,
     },
 }
 
@@ -419,6 +426,19 @@ impl Writer {
         rec: &Recorder,
         payload: &[u8],
     ) -> UploadOutcome {
+        self.upload_stalling(store, rec, payload, None).await
+    }
+
+    /// An upload whose writer stalls for `stall` between the data object and the fence
+    /// advance, as a writer in a long GC pause would; the conditional write must then refuse it
+    /// if a higher term took over meanwhile.
+    pub async fn upload_stalling<S: ObjectStore>(
+        &mut self,
+        store: &S,
+        rec: &Recorder,
+        payload: &[u8],
+        stall: Option<Duration>,
+    ) -> UploadOutcome {
         if self.state == State::Fenced {
             return UploadOutcome::Fenced;
         }
@@ -465,6 +485,14 @@ impl Writer {
                 });
                 return UploadOutcome::NotAcked(id);
             }
+        }
+        if let Some(stall) = stall {
+            rec.record(|time| FencingEvent::WriterStalled {
+                time,
+                upload: id.clone(),
+                stall_ms: stall.as_millis() as u64,
+            });
+            tokio::time::sleep(stall).await;
         }
         let rec_body = serde_json::to_vec(&FenceRecord {
             term: self.term,
@@ -734,6 +762,9 @@ pub struct FencingConfig {
     pub zombie_uploads: usize,
     /// Uploads by each new writer after its takeover.
     pub uploads: usize,
+    /// If set, one current writer per takeover writes a data object and then stalls this long
+    /// before its fence advance, while the takeover runs.
+    pub stall: Option<Duration>,
 }
 
 impl Default for FencingConfig {
@@ -745,6 +776,7 @@ impl Default for FencingConfig {
             overlap_uploads: 3,
             zombie_uploads: 2,
             uploads: 5,
+            stall: None,
         }
     }
 }
@@ -822,13 +854,29 @@ pub async fn run_fencing<S: ObjectStore + 'static>(
             let owner = format!("w{term}{}", (b'a' + (c % 26) as u8) as char);
             set.spawn(async move { Writer::takeover(&*store, &rec, &owner, term).await });
         }
+        // One old writer stalls inside an upload (a GC pause) while the takeover runs.
+        let stalled = match cfg.stall {
+            Some(stall) if !current.is_empty() => {
+                let mut w = current.remove(0);
+                let (store, rec) = (store.clone(), rec.clone());
+                Some(tokio::spawn(async move {
+                    w.upload_stalling(&*store, &rec, b"stalled upload", Some(stall))
+                        .await;
+                    w
+                }))
+            }
+            _ => None,
+        };
         // The old writers go on uploading while the takeover runs.
-        let old = upload_many(store.clone(), rec.clone(), current, cfg.overlap_uploads).await;
+        let mut old = upload_many(store.clone(), rec.clone(), current, cfg.overlap_uploads).await;
         let mut winners = Vec::new();
         while let Some(r) = set.join_next().await {
             if let Ok(Ok(w)) = r {
                 winners.push(w);
             }
+        }
+        if let Some(task) = stalled {
+            old.extend(task.await.ok());
         }
         // Old writers that were not stopped try again after the takeover completed.
         let _ = upload_many(store.clone(), rec.clone(), old, cfg.zombie_uploads).await;
@@ -988,6 +1036,57 @@ mod tests {
             .offending
             .iter()
             .all(|(_, s)| s.contains("missing from the restore point")));
+    }
+
+    /// A writer stalled between its data object and its fence advance while the next term
+    /// takes over: refused (fenced) when the store enforces If-Match, acknowledged after the
+    /// takeover (a violation) when it ignores it.
+    #[tokio::test(start_paused = true)]
+    async fn a_stalled_writer_is_fenced_only_by_an_enforcing_store() {
+        for enforced in [true, false] {
+            let s = Arc::new(MemStore::new(enforced));
+            let cfg = FencingConfig {
+                require_conditional_writes: false,
+                terms: 2,
+                contenders: 1,
+                overlap_uploads: 0,
+                zombie_uploads: 0,
+                uploads: 1,
+                stall: Some(Duration::from_secs(2)),
+            };
+            let r = run_fencing(s, &cfg).await;
+            let stalled: Vec<&UploadId> = r
+                .events
+                .iter()
+                .filter_map(|e| match e {
+                    FencingEvent::WriterStalled {
+                        upload, stall_ms, ..
+                    } => {
+                        assert_eq!(*stall_ms, 2000);
+                        Some(upload)
+                    }
+                    _ => None,
+                })
+                .collect();
+            // Term 1 has no old writer to stall; term 2's takeover stalls term 1's writer.
+            assert_eq!(stalled.len(), 1, "{:#?}", r.events);
+            assert_eq!(stalled[0].term, 1);
+            let v = r.verdict.unwrap();
+            let acked_late = v
+                .no_ack_after_takeover
+                .offending
+                .iter()
+                .any(|(u, _)| u == stalled[0]);
+            if enforced {
+                assert!(v.ok(), "{v:#?}");
+                assert!(r
+                    .events
+                    .iter()
+                    .any(|e| matches!(e, FencingEvent::Fenced { term: 1, .. })));
+            } else {
+                assert!(acked_late, "{v:#?}");
+            }
+        }
     }
 
     #[tokio::test]

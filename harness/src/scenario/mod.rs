@@ -233,6 +233,10 @@ pub struct FencingSpec {
     /// Uploads by each new writer after its takeover.
     #[serde(default = "default_uploads")]
     pub uploads: usize,
+    /// If set, one old writer per takeover writes its data object and then stalls this long
+    /// (a long GC pause) before its conditional fence advance.
+    #[serde(default)]
+    pub stall: Option<Dur>,
 }
 
 impl Default for FencingSpec {
@@ -243,6 +247,7 @@ impl Default for FencingSpec {
             overlap_uploads: default_overlap(),
             zombie_uploads: default_zombie(),
             uploads: default_uploads(),
+            stall: None,
         }
     }
 }
@@ -1278,22 +1283,29 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
         }
     }
 
-    let is_s3 = systems::takes_s3_section(&spec.system.value);
-    if is_s3 && spec.s3.is_none() {
+    // The `s3:` section: credentials, bucket and port of the systems that speak S3; needed by
+    // system `s3` always and by the others for the object-store workloads.
+    let speaks_s3 = crate::systems::speaks_s3(&spec.system.value);
+    let needs_s3 = spec.system.value == "s3"
+        || (speaks_s3 && matches!(w.kind, WorkloadKind::S3Object | WorkloadKind::Fencing));
+    if needs_s3 && spec.s3.is_none() {
         problems.at(
             &spec.system.referenced,
             "s3",
             format!(
-                "system `{}` needs an `s3:` section: {{ access-key, secret-key, bucket, region, port }}",
+                "system `{}` needs an `s3:` section for this workload: {{ access-key, secret-key, bucket, region, port }}",
                 spec.system.value
             ),
         );
     }
-    if !is_s3 && spec.s3.is_some() {
+    if !speaks_s3 && spec.s3.is_some() {
         problems.at(
             &Location::UNKNOWN,
             "s3",
-            "`s3:` applies to object stores only (systems `s3`, `garage`)",
+            format!(
+                "`s3:` applies to the systems that speak S3 ({})",
+                crate::systems::S3_SYSTEMS.join(", ")
+            ),
         );
     }
     if w.mix.is_some() && w.kind != WorkloadKind::S3Object {
@@ -1354,11 +1366,11 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
                 }
             }
             CheckSpec::ConditionalWrites(_) => {
-                if !is_s3 {
+                if !speaks_s3 {
                     problems.at(
                         &check.referenced,
                         format!("checks[{i}].conditional-writes"),
-                        "the conditional-writes probe needs an object store (system `s3`)",
+                        "the conditional-writes probe needs an object store (a system that speaks S3)",
                     );
                 }
             }

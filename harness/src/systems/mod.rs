@@ -38,10 +38,11 @@ pub fn admin_actions(system: &str) -> &'static [crate::scenario::Action] {
     }
 }
 
-/// Whether a system is an object store, which takes the scenario's `s3:` section (credentials,
-/// bucket, region, port): every system that plays the s3-object workload.
-pub fn takes_s3_section(system: &str) -> bool {
-    lookup(system).is_some_and(|s| s.workloads.contains(&WorkloadKind::S3Object))
+/// The systems whose adapters talk S3 and read the scenario's `s3:` section.
+pub const S3_SYSTEMS: &[&str] = &["s3", "garage", "ozone"];
+
+pub fn speaks_s3(system: &str) -> bool {
+    S3_SYSTEMS.contains(&system)
 }
 
 /// Whether a system's adapter answers `applied_indexes` (the `converge` check needs it).

@@ -53,7 +53,7 @@ recorded outputs only (harness/tests/fixtures/ozone); expect the first live run 
 
 pub const INFO: SystemInfo = SystemInfo {
     name: "ozone",
-    workloads: &[WorkloadKind::Create],
+    workloads: &[WorkloadKind::Create, WorkloadKind::S3Object],
     has_roles: true,
     make: |cluster, settings| Box::new(Ozone::new(cluster, settings)),
 };
@@ -79,6 +79,8 @@ pub struct Ozone {
     connect_timeout: Duration,
     /// Volume and bucket created once per run.
     setup: Arc<OnceCell<()>>,
+    /// The S3 gateway (s3g) for the s3-object workload, through the S3 adapter.
+    s3: Option<super::s3::S3>,
 }
 
 impl Ozone {
@@ -104,7 +106,25 @@ impl Ozone {
             retries: settings.retries,
             connect_timeout: settings.connect_timeout,
             setup: Arc::new(OnceCell::new()),
+            s3: (settings.workload == WorkloadKind::S3Object)
+                .then(|| super::s3::S3::new(cluster, settings)),
         }
+    }
+
+    /// The S3 adapter and the gateway node that answers S3 (the workload's node if it does).
+    fn gateway<'a>(&'a self, node: &'a str) -> Result<(&'a super::s3::S3, &'a str), String> {
+        let s3 = self
+            .s3
+            .as_ref()
+            .ok_or("the ozone adapter speaks S3 for the s3-object workload only")?;
+        let node = if s3.serves(node) {
+            node
+        } else {
+            s3.nodes()
+                .next()
+                .ok_or(format!("no node publishes the S3 gateway port {S3G_PORT}"))?
+        };
+        Ok((s3, node))
     }
 
     fn om_client(&self) -> OmClient {
@@ -235,7 +255,11 @@ impl SystemAdapter for Ozone {
             .collect()
     }
 
-    async fn connect(&self, _node: &str) -> Result<Box<dyn SystemClient>, String> {
+    async fn connect(&self, node: &str) -> Result<Box<dyn SystemClient>, String> {
+        if self.s3.is_some() {
+            let (s3, gateway) = self.gateway(node)?;
+            return s3.connect(gateway).await;
+        }
         if self.rpc.is_empty() {
             return Err(format!("no OM publishes its RPC port {OM_RPC_PORT}"));
         }
@@ -263,6 +287,14 @@ impl SystemAdapter for Ozone {
             om,
             retries: self.retries,
         }))
+    }
+
+    /// The s3-object workload's bucket, created through s3g (in Ozone's `s3v` volume).
+    async fn prepare(&self, within: Duration) -> Result<(), String> {
+        match &self.s3 {
+            Some(s3) => s3.prepare(within).await,
+            None => Ok(()),
+        }
     }
 }
 

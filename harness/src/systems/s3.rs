@@ -33,7 +33,9 @@ pub struct S3 {
 }
 
 impl S3 {
-    pub(crate) fn new(cluster: &Cluster, settings: &AdapterSettings) -> Self {
+    /// Endpoints for the nodes that publish the `s3:` section's port (or, without one, their
+    /// first port); other systems' adapters use this for their S3 gateways.
+    pub fn new(cluster: &Cluster, settings: &AdapterSettings) -> Self {
         let spec = settings.s3.clone();
         let endpoints = cluster
             .names()
@@ -52,6 +54,16 @@ impl S3 {
             spec,
             connect_timeout: settings.connect_timeout,
         }
+    }
+
+    /// Whether the node answers S3.
+    pub fn serves(&self, node: &str) -> bool {
+        self.endpoints.contains_key(node)
+    }
+
+    /// The nodes that answer S3.
+    pub fn nodes(&self) -> impl Iterator<Item = &str> {
+        self.endpoints.keys().map(String::as_str)
     }
 
     fn spec(&self) -> Result<&S3Spec, String> {
