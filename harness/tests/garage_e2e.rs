@@ -217,14 +217,14 @@ fn register_faults_on_garage_complete_with_a_checkable_history() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     ensure_image();
     let (output, run) = play("scenarios/garage/register-faults.yaml", &[]);
+    // Linearizable with seeds 1, 2 and 3 when this was written (seed 1 is the scenario's).
     let code = output.status.code();
-    assert!(matches!(code, Some(0 | 1)), "{code:?}");
+    assert_eq!(code, Some(0));
     let r = result(&run);
     let check = &r["checks"][0];
     assert_eq!(check["check"], "linearizable");
     assert_eq!(check["model"], "s3-object");
-    let verdict = check["verdict"].as_str().unwrap();
-    assert!(verdict == "ok" || verdict == "illegal", "{check}");
+    assert_eq!(check["verdict"], "ok", "{check}");
     // Operations went through every kind, and the faults happened.
     let history = lines(&run, "history.jsonl");
     for f in ["get", "put", "delete"] {
@@ -232,13 +232,14 @@ fn register_faults_on_garage_complete_with_a_checkable_history() {
             .iter()
             .filter(|e| e["type"] == "ok" && e["f"] == f)
             .count();
-        assert!(ok >= 50, "{ok} successful {f}s");
+        assert!(ok >= 20, "{ok} successful {f}s");
     }
     assert!(
         history
             .iter()
-            .any(|e| e["f"] == "read" && e["type"] == "ok"),
-        "final reads"
+            .any(|e| e["type"] == "invoke" && e["process"].as_u64().unwrap_or(0) >= 9_000_000),
+        "final reads (processes from 9000000) were made; whether Garage answers them depends on \
+         whether its nodes reconnected"
     );
     let faults = lines(&run, "faults.jsonl");
     for kind in ["kill", "pause", "partition"] {
