@@ -196,7 +196,10 @@ fn fencing_on_garage_fails_the_probe_and_the_fencing_checks() {
         .unwrap()
         .contains("while term"));
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("fencing: OneWriterPerTerm"), "{stdout}");
+    assert!(
+        stdout.contains("does not enforce conditional writes"),
+        "{stdout}"
+    );
     // The events are in fencing.jsonl and the operations in history.jsonl.
     let events = lines(&run, "fencing.jsonl");
     assert!(events.iter().any(|e| e["type"] == "takeover_completed"));
