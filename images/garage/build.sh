@@ -2,7 +2,7 @@
 # Builds chaos-garage:latest: compiles Garage with the machine's own toolchain (once; the binary
 # is cached) and copies it into an image FROM chaos-base:bookworm with images/garage/garage.toml.
 #
-#   images/garage/build.sh            # ~15 min the first time on 2 cores, seconds after
+#   images/garage/build.sh            # 15-30 min the first time on 2 cores, seconds after
 #   CHAOS_GARAGE_ROOT=DIR             # where `cargo install --root` puts it
 #                                     # (default: ~/.cache/chaos/garage-$VERSION)
 #   CHAOS_GARAGE_FORCE=1              # rebuild the image even if it exists
