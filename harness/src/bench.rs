@@ -295,19 +295,69 @@ fn recorder_cost() -> Result<()> {
     Ok(())
 }
 
-/// `chaos bench --s3`: the s3-object workload (default mix: get 4, put 2, delete 1,
-/// put-if-none-match 2, put-if-match 2; 5 objects) against one s3s-fs node, no faults:
+/// The object stores `chaos bench --s3 --store NAME` measures: compose profile, system and the
+/// profile's fixed test credentials (docker-compose.yml; images/garage/garage.toml).
+pub struct BenchStore {
+    pub name: &'static str,
+    pub system: &'static str,
+    pub access_key: &'static str,
+    pub secret_key: &'static str,
+    pub region: &'static str,
+    pub port: u16,
+}
+
+pub const BENCH_STORES: &[BenchStore] = &[
+    BenchStore {
+        name: "s3s-fs",
+        system: "s3",
+        access_key: "chaos",
+        secret_key: "chaos-secret-key",
+        region: "us-east-1",
+        port: 8014,
+    },
+    BenchStore {
+        name: "garage",
+        system: "garage",
+        access_key: "GKc4a05c4a05c4a05c4a05c4a0",
+        secret_key: "5ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2e75ec2",
+        region: "garage",
+        port: 3900,
+    },
+];
+
+/// `chaos bench --s3 [--store s3s-fs|garage]`: the s3-object workload (default mix: get 4, put
+/// 2, delete 1, put-if-none-match 2, put-if-match 2; 5 objects) against the store's compose
+/// profile (1 s3s-fs node, or 3 Garage nodes set up by the garage adapter), no faults:
 /// operations per second, latency percentiles per operation kind, and the harness's CPU per
-/// operation (client, SigV4 signing, recorder). The issue asks for Garage; its image is not
-/// built yet, so this measures s3s-fs.
-pub async fn run_s3(compose_path: &Path, seconds: u64, processes: u32, rate: f64) -> Result<()> {
+/// operation (client, SigV4 signing, recorder), plus how long the cluster took to be ready.
+pub async fn run_s3(
+    compose_path: &Path,
+    store: &str,
+    seconds: u64,
+    processes: u32,
+    rate: f64,
+) -> Result<()> {
+    let store = BENCH_STORES
+        .iter()
+        .find(|s| s.name == store)
+        .ok_or_else(|| {
+            HarnessError::BadInput(format!(
+                "--store {store}: one of {}",
+                BENCH_STORES
+                    .iter()
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
     let compose =
         ComposeFile::load(compose_path).map_err(|e| HarnessError::BadInput(e.to_string()))?;
-    let nodes = compose.profile_services("s3s-fs");
+    let nodes = compose.profile_services(store.name);
     if nodes.is_empty() {
         return Err(HarnessError::BadInput(format!(
-            "{} has no profile s3s-fs",
-            compose_path.display()
+            "{} has no profile {}",
+            compose_path.display(),
+            store.name
         )));
     }
     let docker = docker::connect().await?;
@@ -345,7 +395,8 @@ pub async fn run_s3(compose_path: &Path, seconds: u64, processes: u32, rate: f64
             return Err(e);
         }
     };
-    let measured = s3_workload(&cluster, &dir, seconds, processes, rate).await;
+    let healthy = started.elapsed();
+    let measured = s3_workload(&cluster, store, &dir, seconds, processes, rate, healthy).await;
     let teardown = match Arc::try_unwrap(cluster) {
         Ok(c) => c.teardown().await,
         Err(_) => Ok(()),
@@ -357,19 +408,20 @@ pub async fn run_s3(compose_path: &Path, seconds: u64, processes: u32, rate: f64
 
 async fn s3_workload(
     cluster: &Arc<Cluster>,
+    store: &BenchStore,
     dir: &Path,
     seconds: u64,
     processes: u32,
     rate: f64,
+    healthy: Duration,
 ) -> Result<()> {
-    let info = systems::lookup("s3").expect("s3 adapter");
-    // s3s-fs's fixed test credentials (docker-compose.yml, profile s3s-fs).
+    let info = systems::lookup(store.system).expect("the store's adapter");
     let spec = crate::scenario::S3Spec {
-        access_key: "chaos".into(),
-        secret_key: "chaos-secret-key".into(),
+        access_key: store.access_key.into(),
+        secret_key: store.secret_key.into(),
         bucket: "bench".into(),
-        region: "us-east-1".into(),
-        port: Some(8014),
+        region: store.region.into(),
+        port: Some(store.port),
         if_match_etag: Default::default(),
     };
     let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(
@@ -382,10 +434,12 @@ async fn s3_workload(
             s3: Some(spec),
         },
     ));
+    let preparing = Instant::now();
     adapter
-        .prepare(Duration::from_secs(30))
+        .prepare(Duration::from_secs(60))
         .await
         .map_err(HarnessError::infra)?;
+    let prepared = preparing.elapsed();
     let path = dir.join("history.jsonl");
     let recorder = Arc::new(
         Recorder::create(&path, Instant::now()).map_err(|e| HarnessError::infra(e.to_string()))?,
@@ -407,8 +461,16 @@ async fn s3_workload(
     let history = checker::read_history(&path, checker::Format::Jsonl)
         .map_err(|e| HarnessError::infra(e.to_string()))?;
     let stats = crate::checks::statistics(&history, &[]);
+    let n = cluster.names().len();
     println!(
-        "s3 bench: s3-object workload on 1 s3s-fs node (Garage is not built here yet), {processes} processes, target {rate}/s, no faults"
+        "s3 bench: s3-object workload on {n} {} node(s), {processes} processes, target {rate}/s, no faults",
+        store.name
+    );
+    println!(
+        "s3: cluster healthy {:.1} s after create, ready for the workload (adapter's prepare: bucket{}) {:.1} s later",
+        healthy.as_secs_f64(),
+        if store.system == "garage" { ", peers, layout, key" } else { "" },
+        prepared.as_secs_f64(),
     );
     println!(
         "s3: {ops} ops in {:.1} s = {:.0} ops/s; harness CPU {:.1} us/op ({:.0}% of one core)",

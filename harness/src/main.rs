@@ -94,10 +94,13 @@ enum Command {
         workload_seconds: u64,
         #[arg(long, default_value = "docker-compose.yml")]
         compose: PathBuf,
-        /// Measure the s3-object workload against s3s-fs instead (operations per second,
-        /// latency percentiles, the harness's CPU per operation; no faults).
+        /// Measure the s3-object workload against an object store instead (operations per
+        /// second, latency percentiles, the harness's CPU per operation; no faults).
         #[arg(long)]
         s3: bool,
+        /// With --s3: the store, a compose profile: s3s-fs (1 node) or garage (3 nodes).
+        #[arg(long, default_value = "s3s-fs")]
+        store: String,
         /// With --s3: processes and target rate.
         #[arg(long, default_value_t = 16)]
         processes: u32,
@@ -201,11 +204,12 @@ async fn dispatch(cli: Cli) -> i32 {
             workload_seconds,
             compose,
             s3,
+            store,
             processes,
             rate,
         } => {
             if s3 {
-                bench::run_s3(&compose, workload_seconds, processes, rate)
+                bench::run_s3(&compose, &store, workload_seconds, processes, rate)
                     .await
                     .map(|_| EXIT_OK)
             } else {

@@ -2,6 +2,7 @@
 //! ports). Everything else in the harness is system-agnostic.
 
 pub mod etcd;
+pub mod garage;
 pub mod ozone;
 pub mod redis;
 pub mod s3;
@@ -23,7 +24,7 @@ pub struct SystemInfo {
     pub make: fn(&Cluster, &AdapterSettings) -> Box<dyn SystemAdapter>,
 }
 
-pub const SYSTEMS: &[SystemInfo] = &[etcd::INFO, redis::INFO, s3::INFO, ozone::INFO];
+pub const SYSTEMS: &[SystemInfo] = &[etcd::INFO, redis::INFO, s3::INFO, garage::INFO, ozone::INFO];
 
 pub fn lookup(name: &str) -> Option<&'static SystemInfo> {
     SYSTEMS.iter().find(|s| s.name == name)
@@ -38,7 +39,7 @@ pub fn admin_actions(system: &str) -> &'static [crate::scenario::Action] {
 }
 
 /// The systems whose adapters talk S3 and read the scenario's `s3:` section.
-pub const S3_SYSTEMS: &[&str] = &["s3", "ozone"];
+pub const S3_SYSTEMS: &[&str] = &["s3", "garage", "ozone"];
 
 pub fn speaks_s3(system: &str) -> bool {
     S3_SYSTEMS.contains(&system)
