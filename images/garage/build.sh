@@ -15,6 +15,11 @@ VERSION=2.5.0
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="${CHAOS_GARAGE_ROOT:-${HOME:-/root}/.cache/chaos/garage-$VERSION}"
 TAG=chaos-garage:latest
+# One build at a time (CI builds in the background while tests that need the image may ask for
+# it too): a second caller waits here, then finds the image made.
+mkdir -p "${HOME:-/root}/.cache/chaos"
+exec 9>"${HOME:-/root}/.cache/chaos/garage.build.lock"
+flock 9
 
 die() { echo "images/garage/build.sh: $*" >&2; exit 1; }
 
