@@ -563,42 +563,16 @@ impl Cluster {
 
     /// Runs a command in a node and returns its output; a non-zero exit is an error.
     pub async fn exec(&self, node: &str, cmd: Vec<String>) -> Result<String> {
-        use bollard::exec::{CreateExecOptions, StartExecResults};
-        let exec = self
-            .docker
-            .create_exec(
-                self.container(node)?,
-                CreateExecOptions {
-                    cmd: Some(cmd.clone()),
-                    attach_stdout: Some(true),
-                    attach_stderr: Some(true),
-                    ..Default::default()
-                },
-            )
-            .await?;
-        let mut output = String::new();
-        if let StartExecResults::Attached {
-            output: mut stream, ..
-        } = self.docker.start_exec(&exec.id, None).await?
-        {
-            while let Some(Ok(chunk)) = stream.next().await {
-                output.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));
-            }
-        }
-        let code = self
-            .docker
-            .inspect_exec(&exec.id)
-            .await?
-            .exit_code
-            .unwrap_or_default();
-        if code != 0 {
+        let out = crate::docker::exec(&self.docker, self.container(node)?, &cmd).await?;
+        if out.code != 0 {
             return Err(HarnessError::infra(format!(
-                "`{}` in {node} failed (exit {code}): {}",
+                "`{}` in {node} failed (exit {}): {}",
                 cmd.join(" "),
-                output.trim()
+                out.code,
+                out.all.trim()
             )));
         }
-        Ok(output)
+        Ok(out.all)
     }
 
     /// `chaosfs ctl WORDS` inside a node that mounts chaosfs.

@@ -1,5 +1,5 @@
-//! Talking to the Docker engine: connecting, the labels every run object carries, and sweeping
-//! what dead runs left behind.
+//! Talking to the Docker engine: connecting, the labels every run object carries, running a
+//! command in a container, and sweeping what dead runs left behind.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -177,6 +177,55 @@ pub async fn sweep(docker: &Docker, only_run: Option<&str>) -> Result<Swept> {
         }
     }
     Ok(swept)
+}
+
+/// What a command run in a container printed and how it ended.
+pub struct ExecOutput {
+    /// Standard output alone.
+    pub stdout: String,
+    /// Standard output and error as they came.
+    pub all: String,
+    pub code: i64,
+}
+
+/// Runs a command in a container (no TTY) and waits for it to end.
+pub async fn exec(
+    docker: &Docker,
+    container: &str,
+    cmd: &[String],
+) -> std::result::Result<ExecOutput, bollard::errors::Error> {
+    use bollard::container::LogOutput;
+    use bollard::exec::{CreateExecOptions, StartExecResults};
+    use futures_util::StreamExt;
+    let created = docker
+        .create_exec(
+            container,
+            CreateExecOptions {
+                cmd: Some(cmd.to_vec()),
+                attach_stdout: Some(true),
+                attach_stderr: Some(true),
+                ..Default::default()
+            },
+        )
+        .await?;
+    let (mut stdout, mut all) = (String::new(), String::new());
+    if let StartExecResults::Attached { mut output, .. } =
+        docker.start_exec(&created.id, None).await?
+    {
+        while let Some(Ok(chunk)) = output.next().await {
+            let text = String::from_utf8_lossy(chunk.as_ref()).into_owned();
+            if matches!(chunk, LogOutput::StdOut { .. }) {
+                stdout.push_str(&text);
+            }
+            all.push_str(&text);
+        }
+    }
+    let code = docker
+        .inspect_exec(&created.id)
+        .await?
+        .exit_code
+        .unwrap_or_default();
+    Ok(ExecOutput { stdout, all, code })
 }
 
 #[cfg(test)]

@@ -267,46 +267,18 @@ impl SystemAdapter for Garage {
     }
 }
 
-/// A command in a container: its output (stdout and stderr), or an error with both.
+/// Output (stdout and stderr) of a command in a node; a non-zero exit is an error with the
+/// last lines it printed.
 async fn exec(docker: &Docker, container: &str, cmd: Vec<String>) -> Result<String, String> {
-    use bollard::exec::{CreateExecOptions, StartExecResults};
-    use futures_util::StreamExt;
-    let created = docker
-        .create_exec(
-            container,
-            CreateExecOptions {
-                cmd: Some(cmd),
-                attach_stdout: Some(true),
-                attach_stderr: Some(true),
-                ..Default::default()
-            },
-        )
+    let out = crate::docker::exec(docker, container, &cmd)
         .await
         .map_err(|e| e.to_string())?;
-    let mut output = String::new();
-    if let StartExecResults::Attached {
-        output: mut stream, ..
-    } = docker
-        .start_exec(&created.id, None)
-        .await
-        .map_err(|e| e.to_string())?
-    {
-        while let Some(Ok(chunk)) = stream.next().await {
-            output.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));
-        }
-    }
-    let code = docker
-        .inspect_exec(&created.id)
-        .await
-        .map_err(|e| e.to_string())?
-        .exit_code
-        .unwrap_or_default();
-    if code != 0 {
-        let tail: Vec<&str> = output.trim().lines().rev().take(3).collect();
+    if out.code != 0 {
+        let tail: Vec<&str> = out.all.trim().lines().rev().take(3).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(format!("exit {code}: {}", tail.join(" / ")));
+        return Err(format!("exit {}: {}", out.code, tail.join(" / ")));
     }
-    Ok(output)
+    Ok(out.all)
 }
 
 #[cfg(test)]

@@ -182,43 +182,15 @@ impl Ozone {
     }
 }
 
+/// Standard output of a command in an OM container; a non-zero exit is an error.
 async fn exec(docker: &Docker, container: &str, cmd: &[String]) -> Result<String, String> {
-    use bollard::exec::{CreateExecOptions, StartExecResults};
-    use futures_util::StreamExt;
-    let created = docker
-        .create_exec(
-            container,
-            CreateExecOptions {
-                cmd: Some(cmd.to_vec()),
-                attach_stdout: Some(true),
-                attach_stderr: Some(true),
-                ..Default::default()
-            },
-        )
+    let out = crate::docker::exec(docker, container, cmd)
         .await
         .map_err(|e| e.to_string())?;
-    let mut stdout = String::new();
-    if let StartExecResults::Attached { mut output, .. } = docker
-        .start_exec(&created.id, None)
-        .await
-        .map_err(|e| e.to_string())?
-    {
-        while let Some(Ok(chunk)) = output.next().await {
-            if let bollard::container::LogOutput::StdOut { message } = chunk {
-                stdout.push_str(&String::from_utf8_lossy(&message));
-            }
-        }
+    if out.code != 0 {
+        return Err(format!("`{}` exited {}", cmd.join(" "), out.code));
     }
-    let code = docker
-        .inspect_exec(&created.id)
-        .await
-        .map_err(|e| e.to_string())?
-        .exit_code
-        .unwrap_or_default();
-    if code != 0 {
-        return Err(format!("`{}` exited {code}", cmd.join(" ")));
-    }
-    Ok(stdout)
+    Ok(out.stdout)
 }
 
 #[async_trait]
