@@ -6,80 +6,25 @@
 //! fenced. Docker is required; chaos-ceph:latest is built by `chaos run` when it is missing
 //! (about 3 minutes); nothing here skips.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-use serde_json::Value;
+use common::{assert_no_secret, fencing_checks, json, lines, play, result};
 
 const SECRET: &str = "chaos-ceph-secret-key";
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn lines(run: &Path, file: &str) -> Vec<Value> {
-    std::fs::read_to_string(run.join(file))
-        .unwrap_or_else(|e| panic!("{}: {e}", run.join(file).display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn fencing_on_ceph_rgw_passes_under_gateway_and_osd_faults() {
-    let out = repo()
-        .join("target/e2e-runs")
-        .join(format!("ceph-fencing-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let output = Command::new(env!("CARGO_BIN_EXE_chaos"))
-        .current_dir(repo())
-        .args(["run", "scenarios/ceph/fencing.yaml", "--out"])
-        .arg(&out)
-        .output()
-        .expect("chaos runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    eprintln!("chaos run scenarios/ceph/fencing.yaml\n--- stdout\n{stdout}--- stderr\n{stderr}");
-    let scenario_dir = std::fs::read_dir(&out)
-        .expect("a run folder")
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let run = std::fs::read_dir(&scenario_dir)
-        .unwrap()
-        .flatten()
-        .find(|e| !e.file_type().unwrap().is_symlink())
-        .unwrap()
-        .path();
-    let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("result.json")).unwrap()).unwrap();
+    let (output, run) = play("ceph", "scenarios/ceph/fencing.yaml", &[]);
+    let result = result(&run);
     assert_eq!(output.status.code(), Some(0), "{result}");
     assert_eq!(result["verdict"], "ok", "{result}");
 
     // The probe: RGW refuses a conditional write whose condition does not hold, and accepts
     // If-Match with the current ETag (sent unquoted, as RGW 16.2 needs).
-    let checks = result["checks"].as_array().unwrap();
-    assert_eq!(checks[0]["check"], "conditional-writes");
+    let checks = fencing_checks(&result);
     assert_eq!(checks[0]["verdict"], "ok", "{}", checks[0]["summary"]);
-    let probe: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("probe.json")).unwrap()).unwrap();
+    let probe = json(&run, "probe.json");
     assert_eq!(probe["enforced"], true, "{probe}");
-    let names: Vec<&str> = checks[1..]
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        names,
-        [
-            "fencing: NoAckedWriteLoss",
-            "fencing: NoAckAfterTakeover",
-            "fencing: OneWriterPerTerm"
-        ]
-    );
     for c in &checks[1..] {
         assert_eq!(c["verdict"], "ok", "{c}");
         assert!(c["detail"]["rounds"].as_u64().unwrap() >= 3, "{c}");
@@ -134,20 +79,5 @@ fn fencing_on_ceph_rgw_passes_under_gateway_and_osd_faults() {
             "logs/{node}.log"
         );
     }
-    let mut stack = vec![run.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-                assert!(
-                    !text.contains(SECRET),
-                    "{} holds the secret key",
-                    path.display()
-                );
-            }
-        }
-    }
+    assert_no_secret(&run, SECRET, 10);
 }

@@ -6,108 +6,21 @@
 //! required (and chaos-s3s-fs:latest, which `chaos run` builds with images/s3s-fs/build.sh when
 //! it is missing); nothing here skips.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Command;
 use std::sync::Mutex;
 
-use serde_json::Value;
+use common::{assert_no_secret, fencing_checks, json, lines, play, result};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 const SECRET: &str = "chaos-secret-key";
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// Plays a scenario into a fresh folder; returns the output and the run folder.
-fn play(scenario: &str) -> (Output, PathBuf) {
-    let name = Path::new(scenario)
-        .file_stem()
-        .unwrap()
-        .to_string_lossy()
-        .to_string();
-    let out = repo()
-        .join("target/e2e-runs")
-        .join(format!("s3-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let output = Command::new(env!("CARGO_BIN_EXE_chaos"))
-        .current_dir(repo())
-        .args(["run", scenario, "--out"])
-        .arg(&out)
-        .output()
-        .expect("chaos runs");
-    eprintln!(
-        "chaos run {scenario}\n--- stdout\n{}--- stderr\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let scenario_dir = std::fs::read_dir(&out)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let run = std::fs::read_dir(&scenario_dir)
-        .unwrap()
-        .flatten()
-        .find(|e| !e.file_type().unwrap().is_symlink())
-        .unwrap()
-        .path();
-    (output, run)
-}
-
-fn result(run: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(run.join("result.json")).unwrap()).unwrap()
-}
-
-fn lines(run: &Path, file: &str) -> Vec<Value> {
-    std::fs::read_to_string(run.join(file))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// No file of the run folder (logs included) holds the secret key.
-fn assert_no_secret(run: &Path) {
-    let mut stack = vec![run.to_path_buf()];
-    let mut files = 0;
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                files += 1;
-                let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-                assert!(
-                    !text.contains(SECRET),
-                    "{} holds the secret key",
-                    path.display()
-                );
-            }
-        }
-    }
-    assert!(files >= 6, "{files} files in the run folder");
-    let scenario = std::fs::read_to_string(run.join("scenario.yaml")).unwrap();
-    assert!(
-        scenario.contains("secret-key: \"[redacted]\""),
-        "{scenario}"
-    );
-    assert!(
-        scenario.contains("access-key: \"[redacted]\""),
-        "{scenario}"
-    );
-}
-
 #[test]
 fn concurrent_creates_on_s3s_fs_are_not_linearizable() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let (output, run) = play("scenarios/s3s-fs/concurrent-create.yaml");
+    let (output, run) = play("s3", "scenarios/s3s-fs/concurrent-create.yaml", &[]);
     assert_eq!(output.status.code(), Some(1));
     let r = result(&run);
     let check = &r["checks"][0];
@@ -157,35 +70,21 @@ fn concurrent_creates_on_s3s_fs_are_not_linearizable() {
         .count();
     assert!(fails > 50, "{fails} refused creates");
     assert!(String::from_utf8_lossy(&output.stdout).contains("more than one create succeeded"));
-    assert_no_secret(&run);
+    assert_no_secret(&run, SECRET, 6);
 }
 
 #[test]
 fn fencing_on_s3s_fs_records_events_and_three_verdicts() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let (output, run) = play("scenarios/s3s-fs/fencing.yaml");
+    let (output, run) = play("s3", "scenarios/s3s-fs/fencing.yaml", &[]);
     let code = output.status.code();
     assert!(matches!(code, Some(0 | 1)), "{code:?}");
     let r = result(&run);
-    let checks = r["checks"].as_array().unwrap();
+    let checks = fencing_checks(&r);
     // The probe: s3s-fs refuses a conditional write whose condition does not hold.
-    assert_eq!(checks[0]["check"], "conditional-writes");
     assert_eq!(checks[0]["verdict"], "ok", "{}", checks[0]["summary"]);
-    let probe: Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("probe.json")).unwrap()).unwrap();
+    let probe = json(&run, "probe.json");
     assert_eq!(probe["enforced"], true);
-    let names: Vec<&str> = checks[1..]
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        names,
-        [
-            "fencing: NoAckedWriteLoss",
-            "fencing: NoAckAfterTakeover",
-            "fencing: OneWriterPerTerm"
-        ]
-    );
     for c in &checks[1..] {
         let verdict = c["verdict"].as_str().unwrap();
         assert!(verdict == "ok" || verdict == "illegal", "{c}");
@@ -220,7 +119,7 @@ fn fencing_on_s3s_fs_records_events_and_three_verdicts() {
         .unwrap();
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stdout).contains("fencing: OneWriterPerTerm: illegal"));
-    assert_no_secret(&run);
+    assert_no_secret(&run, SECRET, 6);
 }
 
 #[test]
@@ -236,7 +135,7 @@ fn a_minio_scenario_without_the_image_says_how_to_get_it() {
         !present,
         "this test checks the message for a missing minio/minio image; it is loaded here"
     );
-    let (output, run) = play("scenarios/minio/fencing-quorum-loss.yaml");
+    let (output, run) = play("s3", "scenarios/minio/fencing-quorum-loss.yaml", &[]);
     assert_eq!(output.status.code(), Some(255));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("docker pull minio/minio"), "{stderr}");

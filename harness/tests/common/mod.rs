@@ -1,0 +1,121 @@
+//! What the end-to-end tests of object stores share: playing a scenario into a fresh folder and
+//! reading what the run folder holds.
+#![allow(dead_code)] // each test file uses its own share
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Plays a scenario into target/e2e-runs/<label>-<scenario>-<pid>, printing what chaos said;
+/// returns its output and the run folder.
+pub fn play(label: &str, scenario: &str, extra: &[&str]) -> (Output, PathBuf) {
+    let name = Path::new(scenario).file_stem().unwrap().to_string_lossy();
+    let out = repo()
+        .join("target/e2e-runs")
+        .join(format!("{label}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let output = Command::new(env!("CARGO_BIN_EXE_chaos"))
+        .current_dir(repo())
+        .args(["run", scenario])
+        .args(extra)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("chaos runs");
+    eprintln!(
+        "chaos run {scenario}\n--- stdout\n{}--- stderr\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let scenario_dir = std::fs::read_dir(&out)
+        .unwrap_or_else(|e| panic!("no run folder in {}: {e}", out.display()))
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let run = std::fs::read_dir(&scenario_dir)
+        .unwrap()
+        .flatten()
+        .find(|e| !e.file_type().unwrap().is_symlink())
+        .unwrap()
+        .path();
+    (output, run)
+}
+
+pub fn json(run: &Path, file: &str) -> Value {
+    let path = run.join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+pub fn result(run: &Path) -> Value {
+    json(run, "result.json")
+}
+
+/// A JSON-lines file of the run folder.
+pub fn lines(run: &Path, file: &str) -> Vec<Value> {
+    let path = run.join(file);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// No file of the run folder (logs included) holds the secret key, there are at least
+/// `min_files` of them, and the scenario copy shows both keys redacted.
+pub fn assert_no_secret(run: &Path, secret: &str, min_files: usize) {
+    let mut stack = vec![run.to_path_buf()];
+    let mut files = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files += 1;
+                let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+                assert!(
+                    !text.contains(secret),
+                    "{} holds the secret key",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(files >= min_files, "{files} files in the run folder");
+    let scenario = std::fs::read_to_string(run.join("scenario.yaml")).unwrap();
+    for key in ["secret-key", "access-key"] {
+        assert!(
+            scenario.contains(&format!("{key}: \"[redacted]\"")),
+            "{scenario}"
+        );
+    }
+}
+
+/// A fencing run's checks: the probe first, then the three fencing properties in order.
+pub fn fencing_checks(result: &Value) -> &[Value] {
+    let checks = result["checks"].as_array().unwrap();
+    assert_eq!(checks[0]["check"], "conditional-writes", "{result}");
+    let names: Vec<&str> = checks[1..]
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "fencing: NoAckedWriteLoss",
+            "fencing: NoAckAfterTakeover",
+            "fencing: OneWriterPerTerm"
+        ]
+    );
+    checks
+}
