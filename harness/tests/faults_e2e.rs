@@ -4,68 +4,24 @@
 //! retried create answer "already exists", and the proxy alone changes nothing. Docker is
 //! required; nothing here skips.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 
+use common::{lines, result};
 use serde_json::Value;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()
-        .unwrap()
-}
-
 /// Plays a scenario into a fresh folder; returns the exit code and the run folder.
 fn play(scenario: &str) -> (i32, PathBuf) {
-    let name = Path::new(scenario)
-        .file_stem()
-        .unwrap()
-        .to_string_lossy()
-        .to_string();
-    let out = repo()
-        .join("target/e2e-runs")
-        .join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let output = Command::new(env!("CARGO_BIN_EXE_chaos"))
-        .current_dir(repo())
-        .args(["run", scenario, "--out"])
-        .arg(&out)
-        .output()
-        .expect("chaos runs");
-    eprintln!(
-        "chaos run {scenario}\n--- stdout\n{}--- stderr\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let scenario_dir = std::fs::read_dir(&out)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let run = std::fs::read_dir(&scenario_dir)
-        .unwrap()
-        .flatten()
-        .find(|e| !e.file_type().unwrap().is_symlink())
-        .unwrap()
-        .path();
+    let (output, run) = common::play("faults", scenario, &[]);
     (output.status.code().unwrap_or(-1), run)
 }
 
-fn result(run: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(run.join("result.json")).unwrap()).unwrap()
-}
-
 fn faults(run: &Path) -> Vec<Value> {
-    std::fs::read_to_string(run.join("faults.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    lines(run, "faults.jsonl")
 }
 
 #[test]
