@@ -33,6 +33,16 @@ fn every_shipped_scenario_is_valid() {
     assert_eq!(code, 0, "{out}");
 }
 
+/// The shipped nightly suite loads, and every scenario it plays is valid.
+#[test]
+fn the_nightly_suite_names_valid_scenarios() {
+    let plays = chaos::suite::plays(&repo().join("suites/nightly.yaml"), None).unwrap();
+    assert!(plays.len() >= 12, "{} plays", plays.len());
+    let paths: Vec<PathBuf> = plays.into_iter().map(|p| p.scenario).collect();
+    let (code, out) = lint(&paths);
+    assert_eq!(code, 0, "{out}");
+}
+
 /// Each broken scenario names file:line:column, the key path and what was expected; exit 254.
 #[test]
 fn broken_scenarios_are_located_and_rejected() {
