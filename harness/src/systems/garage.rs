@@ -29,7 +29,7 @@ use chaos_s3::{BucketStore, GetCondition, S3Outcome};
 use super::s3::S3;
 use super::{AdapterSettings, SystemAdapter, SystemClient, SystemInfo};
 use crate::cluster::Cluster;
-use crate::scenario::{Role, S3Spec, WorkloadKind};
+use crate::scenario::{Role, WorkloadKind};
 
 pub const INFO: SystemInfo = SystemInfo {
     name: "garage",
@@ -47,7 +47,6 @@ const CLI_PATIENCE: Duration = Duration::from_secs(20);
 
 pub struct Garage {
     s3: S3,
-    spec: Option<S3Spec>,
     /// Node -> container id, for the CLI run inside it (in the profile's order).
     containers: BTreeMap<String, String>,
     docker: Docker,
@@ -62,16 +61,9 @@ impl Garage {
             .collect();
         Garage {
             s3: S3::new(cluster, settings),
-            spec: settings.s3.clone(),
             containers,
             docker: cluster.docker().clone(),
         }
-    }
-
-    fn spec(&self) -> Result<&S3Spec, String> {
-        self.spec
-            .as_ref()
-            .ok_or_else(|| "system garage needs the scenario's `s3:` section".to_string())
     }
 
     /// `garage ARGS` in one node; the error names the command with the secret redacted.
@@ -93,8 +85,8 @@ impl Garage {
     }
 
     fn redact(&self, text: &str) -> String {
-        match &self.spec {
-            Some(s) if !s.secret_key.is_empty() => text.replace(&s.secret_key, "[redacted]"),
+        match self.s3.spec() {
+            Ok(s) if !s.secret_key.is_empty() => text.replace(&s.secret_key, "[redacted]"),
             _ => text.to_string(),
         }
     }
@@ -189,7 +181,7 @@ impl SystemAdapter for Garage {
 
     async fn prepare(&self, within: Duration) -> Result<(), String> {
         let deadline = Instant::now() + within;
-        let spec = self.spec()?.clone();
+        let spec = self.s3.spec()?.clone();
         check_key(&spec.access_key, &spec.secret_key)?;
         let nodes: Vec<String> = self.containers.keys().cloned().collect();
         let first = nodes.first().ok_or("the profile has no node")?.clone();

@@ -66,10 +66,11 @@ impl S3 {
         self.endpoints.keys().map(String::as_str)
     }
 
-    fn spec(&self) -> Result<&S3Spec, String> {
+    /// The scenario's `s3:` section (credentials, bucket, region, port).
+    pub fn spec(&self) -> Result<&S3Spec, String> {
         self.spec
             .as_ref()
-            .ok_or_else(|| "system s3 needs the scenario's `s3:` section".to_string())
+            .ok_or_else(|| "this system needs the scenario's `s3:` section".to_string())
     }
 
     /// A client bound to one node. Requests are bounded by the workload's timeout; this one
