@@ -172,6 +172,8 @@ impl Status {
     pub const TIMEOUT: Self = Self(49);
     pub const RATIS_ERROR: Self = Self(52);
     pub const KEY_UNDER_LEASE_RECOVERY: Self = Self(95);
+    pub const KEY_ALREADY_CLOSED: Self = Self(96);
+    pub const KEY_UNDER_LEASE_SOFT_LIMIT_PERIOD: Self = Self(97);
 
     /// The enum value's name in the .proto, or `Status(<n>)` for a value this table lacks.
     pub fn name(self) -> String {
@@ -323,8 +325,13 @@ pub enum OmRequestBody {
     },
     /// OMRequest field 31, CreateKeyRequest { required KeyArgs keyArgs = 1 }.
     CreateKey { args: KeyArgs },
-    /// OMRequest field 36, CommitKeyRequest { keyArgs = 1, required uint64 clientID = 2 }.
-    CommitKey { args: KeyArgs, open_key_id: u64 },
+    /// OMRequest field 36, CommitKeyRequest { keyArgs = 1, required uint64 clientID = 2,
+    /// hsync = 3 }: with `hsync` the key is committed and stays open (an hsync'd file).
+    CommitKey {
+        args: KeyArgs,
+        open_key_id: u64,
+        hsync: bool,
+    },
     /// OMRequest field 33, RenameKeyRequest { keyArgs = 1, required string toKeyName = 2 }.
     RenameKey { args: KeyArgs, to_key: String },
     /// OMRequest field 32, LookupKeyRequest { required KeyArgs keyArgs = 1 }.
@@ -393,8 +400,15 @@ impl OmRequestBody {
             Self::CreateKey { args } | Self::LookupKey { args } => {
                 w.message(1, &args.encode());
             }
-            Self::CommitKey { args, open_key_id } => {
+            Self::CommitKey {
+                args,
+                open_key_id,
+                hsync,
+            } => {
                 w.message(1, &args.encode()).uint(2, *open_key_id);
+                if *hsync {
+                    w.bool(3, true);
+                }
             }
             Self::RenameKey { args, to_key } => {
                 w.message(1, &args.encode()).string(2, to_key);
@@ -469,11 +483,12 @@ impl OmRequestBody {
             | CmdType::LOOKUP_KEY
             | CmdType::COMMIT_KEY
             | CmdType::RENAME_KEY => {
-                let (mut args, mut id, mut to) = (None, None, None);
+                let (mut args, mut id, mut to, mut hsync) = (None, None, None, false);
                 while let Some(f) = r.next_field()? {
                     match f.number {
                         1 => args = Some(KeyArgs::decode(f.as_bytes()?)?),
                         2 if cmd == CmdType::COMMIT_KEY => id = Some(f.as_u64()?),
+                        3 if cmd == CmdType::COMMIT_KEY => hsync = f.as_bool()?,
                         2 if cmd == CmdType::RENAME_KEY => to = Some(f.as_string()?),
                         _ => {}
                     }
@@ -485,6 +500,7 @@ impl OmRequestBody {
                     CmdType::COMMIT_KEY => Self::CommitKey {
                         args,
                         open_key_id: id.ok_or(DecodeError::Missing("CommitKeyRequest.clientID"))?,
+                        hsync,
                     },
                     _ => Self::RenameKey {
                         args,
@@ -579,7 +595,28 @@ impl OmRequest {
     ) -> Self {
         let mut args = KeyArgs::new(volume, bucket, key);
         args.data_size = Some(data_size);
-        Self::with_body(OmRequestBody::CommitKey { args, open_key_id })
+        Self::with_body(OmRequestBody::CommitKey {
+            args,
+            open_key_id,
+            hsync: false,
+        })
+    }
+
+    /// What a client's hsync sends: CommitKey with `hsync` set, after which the key is visible
+    /// at `data_size` and stays open (its KeyInfo carries the writer's `hsyncClientId`). The
+    /// OMs need `ozone.hbase.enhancements.allowed` and `ozone.fs.hsync.enabled`.
+    pub fn hsync_key(
+        volume: &str,
+        bucket: &str,
+        key: &str,
+        data_size: u64,
+        open_key_id: u64,
+    ) -> Self {
+        let mut request = Self::commit_key(volume, bucket, key, data_size, open_key_id);
+        if let OmRequestBody::CommitKey { hsync, .. } = &mut request.body {
+            *hsync = true;
+        }
+        request
     }
 
     pub fn rename_key(volume: &str, bucket: &str, from: &str, to: &str) -> Self {
@@ -671,6 +708,24 @@ impl OmRequest {
     }
 }
 
+/// OzoneConsts.HSYNC_CLIENT_ID: the metadata key an hsync'd, still open file carries.
+pub const HSYNC_CLIENT_ID: &str = "hsyncClientId";
+/// OzoneConsts.LEASE_RECOVERY: set on an open key whose lease recovery has begun.
+pub const LEASE_RECOVERY: &str = "leaseRecovery";
+
+fn decode_key_value(buf: &[u8]) -> Result<(String, String), DecodeError> {
+    let (mut key, mut value) = (None, String::new());
+    let mut r = Reader::new(buf);
+    while let Some(f) = r.next_field()? {
+        match f.number {
+            1 => key = Some(f.as_string()?),
+            2 => value = f.as_string()?,
+            _ => {}
+        }
+    }
+    Ok((key.ok_or(DecodeError::Missing("KeyValue.key"))?, value))
+}
+
 /// The KeyInfo fields a checker needs (message `KeyInfo`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KeyInfo {
@@ -688,6 +743,8 @@ pub struct KeyInfo {
     pub modification_time: u64,
     /// field 10
     pub latest_version: Option<u64>,
+    /// field 11, repeated hadoop.hdds.KeyValue metadata (KeyValue { key = 1, value = 2 }).
+    pub metadata: Vec<(String, String)>,
     /// field 14
     pub object_id: Option<u64>,
     /// field 15
@@ -707,12 +764,27 @@ impl KeyInfo {
                 8 => k.creation_time = f.as_u64()?,
                 9 => k.modification_time = f.as_u64()?,
                 10 => k.latest_version = Some(f.as_u64()?),
+                11 => k.metadata.push(decode_key_value(f.as_bytes()?)?),
                 14 => k.object_id = Some(f.as_u64()?),
                 15 => k.update_id = Some(f.as_u64()?),
                 _ => {}
             }
         }
         Ok(k)
+    }
+
+    /// A metadata value (OzoneConsts names the keys: `hsyncClientId`, `leaseRecovery`, ...).
+    pub fn metadata_value(&self, key: &str) -> Option<&str> {
+        self.metadata
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether the key is an hsync'd file still open: its KeyInfo carries the writer's id
+    /// (`hsyncClientId`), which the OM removes when the file is closed or recovered.
+    pub fn is_open(&self) -> bool {
+        self.metadata_value(HSYNC_CLIENT_ID).is_some()
     }
 
     /// Encodes the fields above plus `type` (5, required; RATIS) so that a test server can answer
@@ -728,6 +800,11 @@ impl KeyInfo {
             .uint(9, self.modification_time);
         if let Some(v) = self.latest_version {
             w.uint(10, v);
+        }
+        for (key, value) in &self.metadata {
+            let mut kv = Writer::new();
+            kv.string(1, key).string(2, value);
+            w.message(11, &kv);
         }
         if let Some(v) = self.object_id {
             w.uint(14, v);

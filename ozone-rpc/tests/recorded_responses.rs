@@ -143,6 +143,87 @@ fn lookup_key_carries_the_length() {
     assert_eq!((k.object_id, k.update_id), (Some(300), Some(7)));
 }
 
+/// A lookup of an hsync'd file that is still open: its KeyInfo carries metadata
+/// `hsyncClientId` (KeyInfo field 11, hdds KeyValue { key = 1, value = 2 }).
+#[test]
+fn lookup_of_an_open_hsynced_file() {
+    let key_value = cat(&[
+        &[0x0a, 0x0d], // key (1), 13 bytes
+        b"hsyncClientId",
+        &[0x12, 0x02], // value (2)
+        b"42",
+    ]);
+    assert_eq!(key_value.len(), 0x13);
+    let key_info = cat(&[
+        &[0x0a, 0x03],
+        b"vol",
+        &[0x12, 0x03],
+        b"bkt",
+        &[0x1a, 0x01],
+        b"f",
+        &[0x20, 0x64], // dataSize (4) = 100
+        &[0x28, 0x01], // type (5) = RATIS
+        &[0x40, 0x01], // creationTime (8)
+        &[0x48, 0x02], // modificationTime (9)
+        &[0x5a, 0x13], // metadata (11), 19 bytes
+        &key_value,
+    ]);
+    assert_eq!(key_info.len(), 0x2a);
+    let om_response = cat(&[
+        &[0x08, 0x20],       // cmdType (1) = LookupKey (32)
+        &[0x28, 0x01],       // status (5) = OK
+        &[0x82, 0x02, 0x2c], // lookupKeyResponse (32), 44 bytes
+        &[0x12, 0x2a],       //   keyInfo (2), 42 bytes
+        &key_info,
+    ]);
+    assert_eq!(om_response.len(), 0x33);
+    let frame = cat(&[
+        &[0x00, 0x00, 0x00, 0x4f], // 1 + 26 + 1 + 51 = 79
+        &[0x1a],
+        &success_header(),
+        &[0x33],
+        &om_response,
+    ]);
+    let call = CallRecord::new(CLIENT_ID, 0, 0, &OmRequest::lookup_key("vol", "bkt", "f"));
+    let resp = decode_call_response(addr(), &call, body(&frame)).unwrap();
+    let k = resp.key_info.unwrap();
+    assert_eq!(k.data_size, 100);
+    assert_eq!(k.metadata_value("hsyncClientId"), Some("42"));
+    assert!(k.is_open());
+    // Re-encoding keeps the metadata.
+    assert_eq!(ozone_rpc::KeyInfo::decode(&k.encode()).unwrap(), k);
+}
+
+/// A recoverLease inside the soft limit: KEY_UNDER_LEASE_SOFT_LIMIT_PERIOD (97), a failure.
+#[test]
+fn recover_lease_inside_the_soft_limit() {
+    let om_response = cat(&[
+        &[0x08, 0x77], // cmdType (1) = RecoverLease (119)
+        &[0x18, 0x00], // success (3) = false
+        &[0x22, 0x0b], // message (4)
+        b"inside soft",
+        &[0x28, 0x61], // status (5) = 97
+    ]);
+    let frame = cat(&[
+        &[0x00, 0x00, 0x00, 0x2f], // 1 + 26 + 1 + 19 = 47
+        &[0x1a],
+        &success_header(),
+        &[0x13],
+        &om_response,
+    ]);
+    assert_eq!(om_response.len(), 0x13);
+    let call = CallRecord::new(
+        CLIENT_ID,
+        0,
+        0,
+        &OmRequest::recover_lease("vol", "bkt", "f", false),
+    );
+    let resp = decode_call_response(addr(), &call, body(&frame)).unwrap();
+    assert_eq!(resp.status, Status::KEY_UNDER_LEASE_SOFT_LIMIT_PERIOD);
+    assert_eq!(resp.status.name(), "KEY_UNDER_LEASE_SOFT_LIMIT_PERIOD");
+    assert_eq!(resp.outcome(), Outcome::Fail);
+}
+
 fn error_frame(class: &[u8], msg: &[u8]) -> Vec<u8> {
     let mut msg_len = Vec::new();
     ozone_rpc::pb::put_varint(&mut msg_len, msg.len() as u64);

@@ -167,3 +167,60 @@ async fn the_client_writes_exactly_these_bytes() {
     assert_eq!(calls[0].frame, expected_rename_frame());
     assert_eq!(client.last_call().unwrap().frame, expected_rename_frame());
 }
+
+/// An hsync is a CommitKey with `hsync` (field 3) set: the OMRequest bytes, by hand.
+#[test]
+fn hsync_commit_request_bytes() {
+    let mut request = OmRequest::hsync_key("vol", "bkt", "f", 100, 77);
+    request.client_id = "c".into();
+    let commit = cat(&[
+        &[0x0a, 0x0f], // keyArgs (1), 15 bytes:
+        &[0x0a, 0x03], //   volumeName (1)
+        b"vol",
+        &[0x12, 0x03], //   bucketName (2)
+        b"bkt",
+        &[0x1a, 0x01], //   keyName (3)
+        b"f",
+        &[0x20, 0x64], //   dataSize (4) = 100
+        &[0x10, 0x4d], // clientID (2) = 77
+        &[0x18, 0x01], // hsync (3) = true
+    ]);
+    assert_eq!(commit.len(), 0x15);
+    let expected = cat(&[
+        &[0x08, 0x24], // cmdType (1) = CommitKey (36)
+        &[0x1a, 0x01], // clientId (3)
+        b"c",
+        &[0x28, 0x03],       // version (5) = 3
+        &[0xa2, 0x02, 0x15], // commitKeyRequest (36): tag 36<<3|2 = 290 = varint a2 02; 21 bytes
+        &commit,
+    ]);
+    assert_eq!(request.encode(), expected);
+    // The close of the same file is the same request without field 3.
+    let mut close = OmRequest::commit_key("vol", "bkt", "f", 100, 77);
+    close.client_id = "c".into();
+    let mut without = expected.clone();
+    without.truncate(without.len() - 2);
+    without[9] = 0x13;
+    assert_eq!(close.encode(), without);
+}
+
+/// RecoverLeaseRequest { volumeName = 1, bucketName = 2, keyName = 3, force = 4 }.
+#[test]
+fn recover_lease_request_bytes() {
+    let mut request = OmRequest::recover_lease("vol", "bkt", "f", false);
+    request.client_id = "c".into();
+    let expected = cat(&[
+        &[0x08, 0x77], // cmdType (1) = RecoverLease (119)
+        &[0x1a, 0x01], // clientId (3)
+        b"c",
+        &[0x28, 0x03],       // version (5) = 3
+        &[0xba, 0x07, 0x0d], // RecoverLeaseRequest (119): tag 119<<3|2 = 954 = varint ba 07; 13 bytes
+        &[0x0a, 0x03],
+        b"vol",
+        &[0x12, 0x03],
+        b"bkt",
+        &[0x1a, 0x01],
+        b"f",
+    ]);
+    assert_eq!(request.encode(), expected);
+}
