@@ -1,7 +1,7 @@
 //! Durability: every acknowledged write is present in the final reads.
 //!
-//! Writes are operations whose `f` is `write`, `put`, `add` or `append`; their
-//! invocation value is what must survive. Final reads are `ok` operations whose
+//! Writes are operations whose `f` is `write`, `put`, `add`, `append` or `close` (a file
+//! closed at a length: the length must survive); their invocation value is what must survive. Final reads are `ok` operations whose
 //! `f` is `final-read` (or `final_read`), one or more per key; their value is a
 //! JSON array of the values present (a single value counts as a one-element
 //! array; for `append` writes a string read counts a write present when it
@@ -47,7 +47,7 @@ pub struct DurableResult {
     pub unread_keys: Vec<Option<String>>,
 }
 
-const WRITES: &[&str] = &["write", "put", "add", "append"];
+const WRITES: &[&str] = &["write", "put", "add", "append", "close"];
 const FINAL_READS: &[&str] = &["final-read", "final_read"];
 
 fn elements(v: &Value) -> Vec<Value> {

@@ -38,6 +38,37 @@ fn durable_lists_lost_and_unexpected() {
     );
 }
 
+/// The lease workload's files: an acknowledged close at a length must be in the final read;
+/// hsync and recover-lease are not writes; a file still open reads as nothing closed.
+#[test]
+fn durable_checks_acknowledged_closes() {
+    use EventType::*;
+    let h = History::from_events(vec![
+        ev(0, Invoke, "hsync", Some("f0"), json!(1024)),
+        ev(0, Ok, "hsync", Some("f0"), json!(1024)),
+        ev(1, Invoke, "recover-lease", Some("f0"), Value::Null),
+        ev(1, Fail, "recover-lease", Some("f0"), Value::Null),
+        ev(0, Invoke, "close", Some("f0"), json!(2048)),
+        ev(0, Ok, "close", Some("f0"), json!(2048)),
+        ev(2, Invoke, "hsync", Some("f1"), json!(1024)),
+        ev(2, Ok, "hsync", Some("f1"), json!(1024)),
+        ev(2, Invoke, "close", Some("f1"), json!(2048)),
+        ev(2, Fail, "close", Some("f1"), json!(2048)),
+        ev(4, Invoke, "final-read", Some("f0"), Value::Null),
+        ev(4, Ok, "final-read", Some("f0"), json!([])),
+        ev(5, Invoke, "final-read", Some("f1"), Value::Null),
+        ev(5, Ok, "final-read", Some("f1"), json!([])),
+    ])
+    .unwrap();
+    let r = durable::check(&h);
+    assert_eq!(r.verdict, Verdict::Illegal);
+    assert_eq!(r.acknowledged, 1);
+    assert_eq!(r.lost.len(), 1);
+    assert_eq!(r.lost[0].key.as_deref(), Some("f0"));
+    assert_eq!(r.lost[0].value, json!(2048));
+    assert!(r.unexpected.is_empty());
+}
+
 #[test]
 fn durable_without_final_reads_is_unknown() {
     use EventType::*;

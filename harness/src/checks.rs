@@ -222,7 +222,7 @@ fn run_checks(
                 }
             },
             CheckSpec::Converge(c) => out.push(match run_dir {
-                Some(dir) => crate::converge::check(dir, c.bound),
+                Some(dir) => crate::converge::check(dir, c),
                 None => crate::converge::needs_run_folder(),
             }),
             other => out.push(run_check(history, other, timeout)?),

@@ -1,7 +1,10 @@
 //! The `converge` check: after healing and settling, every node's applied index is within a
 //! bound of the highest (issue 7: a follower that stays behind after a snapshot install is a
-//! violation, with the figures). The run writes converge.json from the adapter's probe
-//! ([`crate::systems::SystemAdapter::applied_indexes`]); the check reads only the run folder, so
+//! violation, with the figures), and, with `lookups: true`, every node gives the same answer to a
+//! lookup of every key the workload touched (replicas that diverge: one OM holds a file open at
+//! another length). The run writes converge.json from the adapter's probes
+//! ([`crate::systems::SystemAdapter::applied_indexes`],
+//! [`crate::systems::SystemAdapter::replica_lookups`]); the check reads only the run folder, so
 //! `chaos check RUN_DIR` re-checks it.
 
 use std::collections::BTreeMap;
@@ -9,30 +12,40 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::scenario::CheckSpec;
+use crate::scenario::{CheckSpec, ConvergeSpec};
 use crate::systems::SystemAdapter;
 
 pub const FILE: &str = "converge.json";
 
-/// Asks the adapter for every node's applied index and writes converge.json (nothing for a
-/// system without the probe). A node that does not answer is written as null.
-pub async fn record(adapter: &dyn SystemAdapter, run_dir: &Path) {
+/// Node -> key -> that node's answer to a lookup of the key.
+pub type Lookups = BTreeMap<String, BTreeMap<String, Value>>;
+
+/// Asks the adapter for every node's applied index and, when `lookup_keys` is given, every
+/// node's answer to a lookup of each key; writes converge.json (nothing for a system without
+/// the probe). A node that does not answer is written as null.
+pub async fn record(adapter: &dyn SystemAdapter, run_dir: &Path, lookup_keys: Option<&[String]>) {
     let indexes = adapter.applied_indexes().await;
     if indexes.is_empty() {
         return;
     }
-    let text = serde_json::to_string_pretty(&json!({ "applied": indexes })).unwrap_or_default();
+    let mut recorded = json!({ "applied": indexes });
+    if let Some(keys) = lookup_keys {
+        recorded["lookups"] = json!(adapter.replica_lookups(keys).await);
+    }
+    let text = serde_json::to_string_pretty(&recorded).unwrap_or_default();
     if let Err(e) = std::fs::write(run_dir.join(FILE), text) {
         tracing::warn!("cannot write {FILE}: {e}");
     }
 }
 
-/// The verdict of `converge: { bound }` on a run folder.
-pub fn check(run_dir: &Path, bound: u64) -> Value {
+/// The verdict of `converge: { bound, lookups }` on a run folder.
+pub fn check(run_dir: &Path, spec: &ConvergeSpec) -> Value {
     let path = run_dir.join(FILE);
-    let applied: Option<BTreeMap<String, Option<u64>>> = std::fs::read_to_string(&path)
+    let recorded: Option<Value> = std::fs::read_to_string(&path)
         .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+    let applied: Option<BTreeMap<String, Option<u64>>> = recorded
+        .as_ref()
         .and_then(|v| serde_json::from_value(v["applied"].clone()).ok());
     let Some(applied) = applied else {
         return json!({
@@ -42,7 +55,137 @@ pub fn check(run_dir: &Path, bound: u64) -> Value {
             "summary": format!("converge: no applied indexes were recorded ({FILE} is missing or unreadable)"),
         });
     };
-    judge(&applied, bound)
+    let indexes = judge(&applied, spec.bound);
+    if !spec.lookups {
+        return indexes;
+    }
+    let lookups: Option<Lookups> = recorded
+        .as_ref()
+        .and_then(|v| serde_json::from_value(v["lookups"].clone()).ok());
+    combine(indexes, judge_lookups(&lookups.unwrap_or_default()))
+}
+
+/// One result of the two parts: the worse verdict, both summaries, both details.
+fn combine(indexes: Value, lookups: Value) -> Value {
+    let rank = |v: &Value| match v["verdict"].as_str() {
+        Some("illegal") => 2,
+        Some("unknown") => 1,
+        _ => 0,
+    };
+    let worse = if rank(&lookups) > rank(&indexes) {
+        &lookups
+    } else {
+        &indexes
+    };
+    let mut detail = indexes["detail"].clone();
+    detail["lookups"] = lookups["detail"].clone();
+    json!({
+        "name": format!("{} with lookups", indexes["name"].as_str().unwrap_or("converge")),
+        "check": "converge",
+        "verdict": worse["verdict"],
+        "summary": format!(
+            "{}; {}",
+            lookups["summary"].as_str().unwrap_or_default(),
+            indexes["summary"].as_str().unwrap_or_default()
+        ),
+        "detail": detail,
+    })
+}
+
+/// An answer that says nothing about the key (the node could not be asked).
+fn is_no_answer(v: &Value) -> bool {
+    v.is_null() || v.get("error").is_some()
+}
+
+/// A lookup answer as a person reads it: `length 2048, closed`, `absent`, ...
+fn describe_answer(v: &Value) -> String {
+    match (v.get("length").and_then(Value::as_u64), v.get("open")) {
+        (Some(len), Some(Value::Bool(true))) => format!("length {len}, open"),
+        (Some(len), Some(Value::Bool(false))) => format!("length {len}, closed"),
+        (Some(len), _) => format!("length {len}"),
+        _ => match v {
+            Value::String(s) => s.clone(),
+            Value::Null => "no answer".into(),
+            other => other.to_string(),
+        },
+    }
+}
+
+/// The verdict on the nodes' lookups: illegal when two nodes answered a lookup of the same key
+/// differently (each such key named with every node's answer), unknown when a node could not be
+/// asked (and none disagree), ok when every node gave every key the same answer.
+pub fn judge_lookups(lookups: &Lookups) -> Value {
+    let keys: std::collections::BTreeSet<&String> = lookups
+        .values()
+        .flat_map(|answers| answers.keys())
+        .collect();
+    let mut disagreements = Vec::new();
+    let mut unasked = std::collections::BTreeSet::new();
+    for key in &keys {
+        let answers: Vec<(&String, &Value)> = lookups
+            .iter()
+            .map(|(node, a)| (node, a.get(*key).unwrap_or(&Value::Null)))
+            .collect();
+        let mut distinct: Vec<&Value> = Vec::new();
+        for (node, answer) in &answers {
+            if is_no_answer(answer) {
+                unasked.insert(node.as_str());
+            } else if !distinct.contains(answer) {
+                distinct.push(answer);
+            }
+        }
+        if distinct.len() > 1 {
+            let who = answers
+                .iter()
+                .map(|(node, a)| format!("{node} {}", describe_answer(a)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            disagreements.push(json!({ "key": key, "answers": answers.iter().map(|(n, a)| ((*n).clone(), (*a).clone())).collect::<BTreeMap<String, Value>>(), "summary": format!("{key}: {who}") }));
+        }
+    }
+    let (verdict, summary) = if !disagreements.is_empty() {
+        let first: Vec<&str> = disagreements
+            .iter()
+            .take(3)
+            .filter_map(|d| d["summary"].as_str())
+            .collect();
+        (
+            "illegal",
+            format!(
+                "the nodes disagree on {} of {} keys after healing and settling: {}{}",
+                disagreements.len(),
+                keys.len(),
+                first.join("; "),
+                if disagreements.len() > 3 { "; ..." } else { "" }
+            ),
+        )
+    } else if keys.is_empty() {
+        ("unknown", "converge: no lookups were recorded".to_string())
+    } else if !unasked.is_empty() {
+        (
+            "unknown",
+            format!(
+                "{} could not be asked (no disagreement among the others on {} keys)",
+                unasked.into_iter().collect::<Vec<_>>().join(", "),
+                keys.len()
+            ),
+        )
+    } else {
+        (
+            "ok",
+            format!(
+                "every node answers the same to a lookup of each of {} keys",
+                keys.len()
+            ),
+        )
+    };
+    json!({
+        "name": "converge lookups",
+        "check": "converge",
+        "verdict": verdict,
+        "summary": summary,
+        "detail": { "disagreements": disagreements, "keys": keys.len() },
+    })
 }
 
 /// The verdict on recorded indexes: illegal when a node is more than `bound` behind the highest,
@@ -117,7 +260,7 @@ pub fn needs_run_folder() -> Value {
 pub fn fill(run_dir: &Path, specs: &[CheckSpec], results: &mut [Value]) {
     for (spec, result) in specs.iter().zip(results.iter_mut()) {
         if let CheckSpec::Converge(c) = spec {
-            *result = check(run_dir, c.bound);
+            *result = check(run_dir, c);
         }
     }
 }
@@ -159,10 +302,90 @@ mod tests {
     fn the_check_reads_the_run_folder() {
         let dir = std::env::temp_dir().join(format!("chaos-converge-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        assert_eq!(check(&dir, 10)["verdict"], "unknown");
+        let bound = |bound| ConvergeSpec {
+            bound,
+            lookups: false,
+        };
+        assert_eq!(check(&dir, &bound(10))["verdict"], "unknown");
         std::fs::write(dir.join(FILE), r#"{"applied": {"om1": 50, "om2": 20}}"#).unwrap();
-        assert_eq!(check(&dir, 10)["verdict"], "illegal");
-        assert_eq!(check(&dir, 40)["verdict"], "ok");
+        assert_eq!(check(&dir, &bound(10))["verdict"], "illegal");
+        assert_eq!(check(&dir, &bound(40))["verdict"], "ok");
+        // Asked for lookups that were not recorded: unknown, not ok.
+        let with_lookups = ConvergeSpec {
+            bound: 40,
+            lookups: true,
+        };
+        assert_eq!(check(&dir, &with_lookups)["verdict"], "unknown");
+        std::fs::write(
+            dir.join(FILE),
+            r#"{"applied": {"om1": 50, "om2": 48},
+                "lookups": {"om1": {"f0": {"length": 2048, "open": false}},
+                            "om2": {"f0": {"length": 1024, "open": true}}}}"#,
+        )
+        .unwrap();
+        let v = check(&dir, &with_lookups);
+        assert_eq!(v["verdict"], "illegal");
+        assert!(v["summary"]
+            .as_str()
+            .unwrap()
+            .contains("f0: om1 length 2048, closed, om2 length 1024, open"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn lookups(list: &[(&str, &str, Value)]) -> Lookups {
+        let mut out = Lookups::new();
+        for (node, key, answer) in list {
+            out.entry(node.to_string())
+                .or_default()
+                .insert(key.to_string(), answer.clone());
+        }
+        out
+    }
+
+    #[test]
+    fn replicas_that_answer_a_lookup_differently_are_a_violation() {
+        let closed = json!({"length": 2048, "open": false});
+        let v = judge_lookups(&lookups(&[
+            ("om1", "f0", closed.clone()),
+            ("om2", "f0", closed.clone()),
+            ("om3", "f0", json!({"length": 1024, "open": true})),
+            ("om1", "f1", closed.clone()),
+            ("om2", "f1", closed.clone()),
+            ("om3", "f1", closed.clone()),
+        ]));
+        assert_eq!(v["verdict"], "illegal");
+        let s = v["summary"].as_str().unwrap();
+        assert!(s.contains("disagree on 1 of 2 keys"), "{s}");
+        assert!(s.contains("om3 length 1024, open"), "{s}");
+        assert_eq!(v["detail"]["disagreements"][0]["key"], "f0");
+    }
+
+    #[test]
+    fn the_same_answers_pass_and_an_unasked_node_is_unknown() {
+        let closed = json!({"length": 2048, "open": false});
+        let same = judge_lookups(&lookups(&[
+            ("om1", "f0", closed.clone()),
+            ("om2", "f0", closed.clone()),
+            ("om3", "f0", closed.clone()),
+            ("om1", "c1", json!("absent")),
+            ("om2", "c1", json!("absent")),
+            ("om3", "c1", json!("absent")),
+        ]));
+        assert_eq!(same["verdict"], "ok", "{same}");
+        let unasked = judge_lookups(&lookups(&[
+            ("om1", "f0", closed.clone()),
+            ("om2", "f0", closed.clone()),
+            (
+                "om3",
+                "f0",
+                json!({"error": "could not make om3 the leader"}),
+            ),
+        ]));
+        assert_eq!(unasked["verdict"], "unknown");
+        assert!(unasked["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("om3 could not be asked"));
+        assert_eq!(judge_lookups(&Lookups::new())["verdict"], "unknown");
     }
 }

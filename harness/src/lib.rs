@@ -13,6 +13,7 @@ pub mod error;
 pub mod faults;
 pub mod fencing;
 pub mod images;
+pub mod lease;
 pub mod proxy;
 pub mod recorder;
 pub mod report;

@@ -325,7 +325,11 @@ async fn drive(
         nodes: workload_nodes,
         seed: plan.seed,
         created: Default::default(),
-        mix: spec.workload.mix.unwrap_or(crate::scenario::S3Mix::DEFAULT),
+        mix: spec
+            .workload
+            .mix
+            .as_ref()
+            .map_or(crate::scenario::S3Mix::DEFAULT, |m| m.value),
         burst: spec.workload.burst,
     });
     if spec
@@ -347,6 +351,12 @@ async fn drive(
             config.rate,
             crate::scenario::units::format_duration(config.duration)
         );
+    } else if config.kind == crate::scenario::WorkloadKind::Lease {
+        eprintln!(
+            "workload: hsync'd files raced by recoverLease, {}/s for {}",
+            config.rate,
+            crate::scenario::units::format_duration(config.duration)
+        );
     } else {
         eprintln!(
             "workload: {} processes, {} keys, {}/s for {}",
@@ -363,9 +373,29 @@ async fn drive(
                 HarnessError::BadInput("the fencing workload needs an object store".into())
             })?;
         let log = JsonlWriter::create(&run_dir.join("fencing.jsonl")).map_err(io)?;
-        let shape = spec.workload.fencing.clone().unwrap_or_default();
+        let shape = spec
+            .workload
+            .fencing
+            .as_ref()
+            .map(|f| f.value.clone())
+            .unwrap_or_default();
         crate::fencing::run_rounds(store, &recorder, &log, &config, &shape, interrupt.clone())
             .await;
+    } else if config.kind == crate::scenario::WorkloadKind::Lease {
+        let shape = spec
+            .workload
+            .lease
+            .as_ref()
+            .map(|l| l.value.clone())
+            .unwrap_or_default();
+        crate::lease::run_files(
+            adapter.clone(),
+            recorder.clone(),
+            config.clone(),
+            shape,
+            interrupt.clone(),
+        )
+        .await;
     } else {
         workload::run(
             adapter.clone(),
@@ -399,7 +429,14 @@ async fn drive(
             _ = interrupt.cancelled() => return Ok(()),
         }
     }
-    crate::converge::record(adapter.as_ref(), run_dir).await;
+    // Per-node lookups move leadership around: only when a converge check asks for them.
+    let wants_lookups = spec
+        .checks
+        .iter()
+        .any(|c| matches!(&c.value, crate::scenario::CheckSpec::Converge(c) if c.lookups));
+    let keys = workload::touched_keys(&config);
+    let lookup_keys = wants_lookups.then_some(keys.as_slice());
+    crate::converge::record(adapter.as_ref(), run_dir, lookup_keys).await;
     if loaded.uses_chaosfs() {
         merge_chaosfs_logs(&engine, cluster, loaded).await;
     }

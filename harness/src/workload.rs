@@ -28,7 +28,7 @@ pub struct WorkloadConfig {
     /// Process slot i talks to nodes[i % len].
     pub nodes: Vec<String>,
     pub seed: u64,
-    /// Keys a create workload made, for the final reads.
+    /// Keys a create or lease workload made, for the final reads.
     pub created: std::sync::Mutex<Vec<String>>,
     /// s3-object: weights of the operations.
     pub mix: S3Mix,
@@ -165,8 +165,8 @@ fn next_operation(
 ) -> Operation {
     match config.kind {
         WorkloadKind::S3Object => s3_operation(config, rng, last_seen, values),
-        // The fencing workload does not go through processes (see run.rs).
-        WorkloadKind::Fencing => Operation {
+        // The fencing and lease workloads do not go through processes (see run.rs).
+        WorkloadKind::Fencing | WorkloadKind::Lease => Operation {
             f: "get",
             key: key_name(config.kind, 0),
             value: Value::Null,
@@ -286,6 +286,17 @@ fn key_name(kind: WorkloadKind, index: u32) -> String {
         WorkloadKind::Register | WorkloadKind::Create => format!("k{index}"),
         WorkloadKind::Set => format!("set{index}"),
         WorkloadKind::S3Object | WorkloadKind::Fencing => format!("o{index}"),
+        WorkloadKind::Lease => format!("f{index}"),
+    }
+}
+
+/// Every key the workload may have touched: what final reads and per-node lookups read.
+pub fn touched_keys(config: &WorkloadConfig) -> Vec<String> {
+    match config.kind {
+        WorkloadKind::Create | WorkloadKind::Lease => {
+            config.created.lock().map(|c| c.clone()).unwrap_or_default()
+        }
+        _ => (0..config.keys).map(|k| key_name(config.kind, k)).collect(),
     }
 }
 
@@ -297,13 +308,10 @@ pub async fn final_reads(
     first_process: u64,
 ) {
     let mut process = first_process;
-    let keys: Vec<String> = match config.kind {
-        WorkloadKind::Create => config.created.lock().map(|c| c.clone()).unwrap_or_default(),
-        _ => (0..config.keys).map(|k| key_name(config.kind, k)).collect(),
-    };
-    // The durable check reads a set's final state from operations named final-read.
+    let keys = touched_keys(config);
+    // The durable check reads a set's (a file's) final state from operations named final-read.
     let f = match config.kind {
-        WorkloadKind::Set => "final-read",
+        WorkloadKind::Set | WorkloadKind::Lease => "final-read",
         WorkloadKind::S3Object => "get",
         _ => "read",
     };

@@ -66,6 +66,10 @@ fn broken_scenarios_are_located_and_rejected() {
             "9:28: checks[0].linearizable.model: unknown model `snapshot-isolation`",
         ),
         (
+            "lease-on-create.yaml",
+            "8:10: workload.lease: `lease:` applies to the lease workload only",
+        ),
+        (
             "s3-workload-without-s3.yaml",
             "2:9: s3: system `ozone` needs an `s3:` section for this workload",
         ),

@@ -6,6 +6,7 @@ pub mod units;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use indexmap::IndexMap;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
@@ -119,6 +120,7 @@ pub const WORKLOAD_KINDS: &[WorkloadKind] = &[
     WorkloadKind::Create,
     WorkloadKind::S3Object,
     WorkloadKind::Fencing,
+    WorkloadKind::Lease,
 ];
 pub const PARTITION_MODES: &[PartitionMode] = &[
     PartitionMode::Isolate,
@@ -153,6 +155,12 @@ pub enum WorkloadKind {
     /// chaos-s3's fencing protocol over conditional writes: rounds of takeovers raced by
     /// writers that keep uploading (checked by `fencing`).
     Fencing,
+    /// hsync'd files and lease recovery (Ozone, FSO bucket): `lease.files` files start at
+    /// `rate`; each file's writer creates and hsyncs it, another process calls recoverLease on
+    /// it `lease.recover-after` later, and the writer closes it `lease.close-after` the hsync
+    /// (see [`LeaseSpec`]). The workload lasts `duration`, and longer if a file is not closed
+    /// yet; final reads look every file up.
+    Lease,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -189,14 +197,60 @@ pub struct WorkloadSpec {
     /// s3-object: relative weights of the operations (default get 4, put 2, delete 1,
     /// put-if-none-match 2, put-if-match 2; a weight left out is 0).
     #[serde(default)]
-    pub mix: Option<S3Mix>,
+    pub mix: Option<Spanned<S3Mix>>,
     /// Every process starts its operations at the same instants (bursts of `processes`
     /// concurrent operations) instead of spreading them over the interval: races.
     #[serde(default)]
     pub burst: bool,
     /// fencing: the shape of each round (rounds start at `rate` until `duration`).
     #[serde(default)]
-    pub fencing: Option<FencingSpec>,
+    pub fencing: Option<Spanned<FencingSpec>>,
+    /// lease: the life of each file.
+    #[serde(default)]
+    pub lease: Option<Spanned<LeaseSpec>>,
+}
+
+/// The life of one file of the lease workload, from its hsync.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LeaseSpec {
+    /// How many files (started at the workload's rate).
+    #[serde(default = "default_lease_files")]
+    pub files: u32,
+    /// Bytes the writer hsyncs (the OM records the length it is told: no datanode I/O).
+    #[serde(default = "default_lease_length")]
+    pub length: u64,
+    /// When another client calls recoverLease (inside the OM's soft limit, 60 s by default, it
+    /// must be refused).
+    #[serde(default = "default_recover_after")]
+    pub recover_after: Dur,
+    /// When the writer closes the file, at twice `length`.
+    #[serde(default = "default_close_after")]
+    pub close_after: Dur,
+}
+
+impl Default for LeaseSpec {
+    fn default() -> Self {
+        LeaseSpec {
+            files: default_lease_files(),
+            length: default_lease_length(),
+            recover_after: default_recover_after(),
+            close_after: default_close_after(),
+        }
+    }
+}
+
+fn default_lease_files() -> u32 {
+    1
+}
+fn default_lease_length() -> u64 {
+    1024
+}
+fn default_recover_after() -> Dur {
+    Dur(Duration::from_secs(10))
+}
+fn default_close_after() -> Dur {
+    Dur(Duration::from_secs(90))
 }
 
 /// Weights of the s3-object operations.
@@ -683,12 +737,16 @@ pub enum CheckSpec {
     ConditionalWrites(NoOptions),
 }
 
-/// `converge: { bound: 100 }`: how far behind the highest applied index a node may stay.
+/// `converge: { bound: 100, lookups: true }`: how far behind the highest applied index a node
+/// may stay; with `lookups`, every node must also give the same answer to a lookup of every key
+/// the workload touched (Ozone: each OM in turn made leader and asked).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConvergeSpec {
     #[serde(default = "default_converge_bound")]
     pub bound: u64,
+    #[serde(default)]
+    pub lookups: bool,
 }
 
 fn default_converge_bound() -> u64 {
@@ -1322,35 +1380,54 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
             ),
         );
     }
-    if w.mix.is_some() && w.kind != WorkloadKind::S3Object {
-        problems.at(
-            &Location::UNKNOWN,
-            "workload.mix",
-            "`mix:` applies to the s3-object workload only",
-        );
-    }
-    if w.mix.is_some_and(|m| m.total() == 0) {
-        problems.at(
-            &Location::UNKNOWN,
-            "workload.mix",
-            "needs at least one operation with a weight above 0",
-        );
-    }
-    if w.fencing.is_some() && w.kind != WorkloadKind::Fencing {
-        problems.at(
-            &Location::UNKNOWN,
-            "workload.fencing",
-            "`fencing:` applies to the fencing workload only",
-        );
-    }
-    if let Some(f) = &w.fencing {
-        if f.terms == 0 || f.contenders == 0 {
-            problems.at(
-                &Location::UNKNOWN,
-                "workload.fencing",
-                "needs at least one term and one contender",
-            );
+    // The per-kind sections: each belongs to its workload, located at the section.
+    let misplaced = |section: &str, kind: &str, at: &Location| {
+        (
+            *at,
+            format!("workload.{section}"),
+            format!("`{section}:` applies to the {kind} workload only"),
+        )
+    };
+    let mut section_problems = Vec::new();
+    if let Some(mix) = &w.mix {
+        if w.kind != WorkloadKind::S3Object {
+            section_problems.push(misplaced("mix", "s3-object", &mix.referenced));
         }
+        if mix.value.total() == 0 {
+            section_problems.push((
+                mix.referenced,
+                "workload.mix".into(),
+                "needs at least one operation with a weight above 0".into(),
+            ));
+        }
+    }
+    if let Some(fencing) = &w.fencing {
+        if w.kind != WorkloadKind::Fencing {
+            section_problems.push(misplaced("fencing", "fencing", &fencing.referenced));
+        }
+        if fencing.value.terms == 0 || fencing.value.contenders == 0 {
+            section_problems.push((
+                fencing.referenced,
+                "workload.fencing".into(),
+                "needs at least one term and one contender".into(),
+            ));
+        }
+    }
+    if let Some(lease) = &w.lease {
+        if w.kind != WorkloadKind::Lease {
+            section_problems.push(misplaced("lease", "lease", &lease.referenced));
+        }
+        if lease.value.close_after.0 <= lease.value.recover_after.0 {
+            section_problems.push((
+                lease.referenced,
+                "workload.lease".into(),
+                "close-after must come after recover-after (the recoverLease races an open file)"
+                    .into(),
+            ));
+        }
+    }
+    for (at, key, message) in section_problems {
+        problems.at(&at, key, message);
     }
 
     for (i, check) in spec.checks.iter().enumerate() {

@@ -131,6 +131,13 @@ pub trait SystemAdapter: Send + Sync {
         BTreeMap::new()
     }
 
+    /// Each node's own answer to a lookup of each key (node -> key -> answer), for the
+    /// `converge` check's lookups: a node that could not be asked answers `{"error": ...}`;
+    /// empty for a system without per-node lookups.
+    async fn replica_lookups(&self, _keys: &[String]) -> crate::converge::Lookups {
+        BTreeMap::new()
+    }
+
     /// What must exist before the workload (an object store's bucket), retried up to `within`.
     async fn prepare(&self, _within: Duration) -> Result<(), String> {
         Ok(())

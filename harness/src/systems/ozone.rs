@@ -14,7 +14,7 @@
 //! - Ratis indexes of each OM from its /prom page ([`parse_prom`]);
 //! - admin command lines ([`admin`]) and named log triggers ([`TRIGGERS`]) for scenarios.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,6 +43,9 @@ pub const S3G_PORT: u16 = 9878;
 /// Where the workload's keys live (created on the first connect; security is off).
 pub const VOLUME: &str = "chaos";
 pub const BUCKET: &str = "keys";
+/// The lease workload's bucket: FILE_SYSTEM_OPTIMIZED, the only layout whose files can be
+/// hsync'd and lease-recovered.
+pub const FILES: &str = "files";
 
 /// Printed by `chaos run` for this system, so nobody mistakes a green run of the harness for a
 /// tested integration.
@@ -53,7 +56,11 @@ recorded outputs only (harness/tests/fixtures/ozone); expect the first live run 
 
 pub const INFO: SystemInfo = SystemInfo {
     name: "ozone",
-    workloads: &[WorkloadKind::Create, WorkloadKind::S3Object],
+    workloads: &[
+        WorkloadKind::Create,
+        WorkloadKind::S3Object,
+        WorkloadKind::Lease,
+    ],
     has_roles: true,
     make: |cluster, settings| Box::new(Ozone::new(cluster, settings)),
 };
@@ -81,6 +88,8 @@ pub struct Ozone {
     setup: Arc<OnceCell<()>>,
     /// The S3 gateway (s3g) for the s3-object workload, through the S3 adapter.
     s3: Option<super::s3::S3>,
+    /// The workload: which bucket per-OM lookups read.
+    workload: WorkloadKind,
 }
 
 impl Ozone {
@@ -108,6 +117,27 @@ impl Ozone {
             setup: Arc::new(OnceCell::new()),
             s3: (settings.workload == WorkloadKind::S3Object)
                 .then(|| super::s3::S3::new(cluster, settings)),
+            workload: settings.workload,
+        }
+    }
+
+    /// Moves leadership to `om` (`ozone admin om transfer`) and waits until the roles say so.
+    async fn make_leader(&self, om: &str) -> Result<(), String> {
+        let transfer = self.run_admin(&admin::transfer_leader(om)).await;
+        let deadline = tokio::time::Instant::now() + ADMIN_PATIENCE;
+        loop {
+            if self.roles().await.get(om) == Some(&Role::Leader) {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(match transfer {
+                    Err(e) => format!("could not make {om} the leader: {e}"),
+                    Ok(_) => {
+                        format!("{om} was not the leader {ADMIN_PATIENCE:?} after the transfer")
+                    }
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
 
@@ -242,6 +272,11 @@ impl SystemAdapter for Ozone {
                 for req in [
                     OmRequest::create_volume(VOLUME, "hadoop", "hadoop"),
                     OmRequest::create_bucket(VOLUME, BUCKET, Some(BucketLayout::ObjectStore)),
+                    OmRequest::create_bucket(
+                        VOLUME,
+                        FILES,
+                        Some(BucketLayout::FileSystemOptimized),
+                    ),
                 ] {
                     match om.call(req).await {
                         Ok(r)
@@ -255,10 +290,42 @@ impl SystemAdapter for Ozone {
                 Ok(())
             })
             .await?;
-        Ok(Box::new(OzoneClient {
-            om,
-            retries: self.retries,
-        }))
+        Ok(Box::new(OzoneClient::new(om, self.retries)))
+    }
+
+    /// Each OM made leader in turn (a follower does not serve reads) and asked alone for every
+    /// key: `{"length": n, "open": bool}`, `"absent"`, or `{"error": ...}`.
+    async fn replica_lookups(&self, keys: &[String]) -> crate::converge::Lookups {
+        let bucket = match self.workload {
+            WorkloadKind::Lease => FILES,
+            WorkloadKind::Create => BUCKET,
+            // The s3-object workload's objects live in s3v, behind the gateway.
+            _ => return BTreeMap::new(),
+        };
+        let mut out = BTreeMap::new();
+        for (om, addr) in &self.rpc {
+            let answers = match self.make_leader(om).await {
+                Ok(()) => {
+                    let config = ozone_rpc::ClientConfig {
+                        connect_timeout: self.connect_timeout,
+                        ..Default::default()
+                    };
+                    let mut alone = OmClient::connect(vec![*addr], "hadoop").with_config(config);
+                    let mut answers = BTreeMap::new();
+                    for key in keys {
+                        let answer = alone.call(OmRequest::lookup_key(VOLUME, bucket, key)).await;
+                        answers.insert(key.clone(), lookup_answer(&answer));
+                    }
+                    answers
+                }
+                Err(e) => keys
+                    .iter()
+                    .map(|k| (k.clone(), json!({ "error": e })))
+                    .collect(),
+            };
+            out.insert(om.clone(), answers);
+        }
+        out
     }
 
     /// The s3-object workload's bucket, created through s3g (in Ozone's `s3v` volume).
@@ -274,6 +341,33 @@ impl SystemAdapter for Ozone {
 struct OzoneClient {
     om: OmClient,
     retries: u32,
+    /// Lease workload: the open key id (the writer's client id) of each file this process
+    /// hsync'd and has not closed.
+    open: HashMap<String, u64>,
+}
+
+/// A lookup's answer as the converge check compares it.
+fn lookup_answer(result: &Result<OmResponse, OmError>) -> Value {
+    match result {
+        Ok(r) if r.is_ok() => match &r.key_info {
+            Some(k) => json!({ "length": k.data_size, "open": k.is_open() }),
+            None => json!({ "error": "OK without a KeyInfo" }),
+        },
+        Ok(r) if r.status == Status::KEY_NOT_FOUND => json!("absent"),
+        Ok(r) => json!({ "error": describe(r) }),
+        Err(e) => json!({ "error": e.to_string() }),
+    }
+}
+
+/// The outcome of a call that changes state: OK is `ok`, a refusal `fail`, an answer that may
+/// still take effect (or none) `info`.
+fn change_outcome(result: Result<OmResponse, OmError>, ok: Value) -> Outcome {
+    match result {
+        Ok(r) if r.is_ok() => Outcome::Ok(ok),
+        Ok(r) if r.outcome() == ozone_rpc::Outcome::Info => Outcome::Info(describe(&r)),
+        Ok(r) => Outcome::Fail(describe(&r)),
+        Err(e) => error_outcome(&e),
+    }
 }
 
 fn describe(r: &OmResponse) -> String {
@@ -312,12 +406,93 @@ impl SystemClient for OzoneClient {
                 };
                 self.create(&op.key, size, &op.value).await
             }
+            "hsync" | "close" => {
+                let Some(length) = op.value.as_u64() else {
+                    return Outcome::Fail(format!("ozone {} needs a length", op.f));
+                };
+                if op.f == "hsync" {
+                    self.hsync(&op.key, length).await
+                } else {
+                    self.close(&op.key, length).await
+                }
+            }
+            "recover-lease" => {
+                let result = self
+                    .om
+                    .call(OmRequest::recover_lease(VOLUME, FILES, &op.key, false))
+                    .await;
+                change_outcome(result, json!("recovery started"))
+            }
+            // A file's final state for the durable check: [length] once closed; [] while it is
+            // open or absent (nothing closed is there; an acknowledged close is then lost).
+            "final-read" => {
+                match self
+                    .om
+                    .call(OmRequest::lookup_key(VOLUME, FILES, &op.key))
+                    .await
+                {
+                    Ok(r) if r.is_ok() => match &r.key_info {
+                        Some(k) if !k.is_open() => Outcome::Ok(json!([k.data_size])),
+                        _ => Outcome::Ok(json!([])),
+                    },
+                    Ok(r) if r.status == Status::KEY_NOT_FOUND => Outcome::Ok(json!([])),
+                    Ok(r) => Outcome::Fail(describe(&r)),
+                    Err(e) => Outcome::Fail(e.to_string()),
+                }
+            }
             other => Outcome::Fail(format!("ozone has no operation {other}")),
         }
     }
 }
 
 impl OzoneClient {
+    fn new(om: OmClient, retries: u32) -> Self {
+        OzoneClient {
+            om,
+            retries,
+            open: HashMap::new(),
+        }
+    }
+
+    /// Opens `file` in the FSO bucket and hsyncs `length` bytes (CommitKey with hsync: the file
+    /// is visible at that length and stays open for this writer).
+    async fn hsync(&mut self, file: &str, length: u64) -> Outcome {
+        let open = match self
+            .om
+            .call(OmRequest::create_key(VOLUME, FILES, file, length))
+            .await
+        {
+            Ok(r) if r.is_ok() => r,
+            Ok(r) => return Outcome::Fail(format!("create: {}", describe(&r))),
+            Err(e) => return error_outcome(&e),
+        };
+        let Some(id) = open.open_key_id else {
+            return Outcome::Fail("create: no open key id".into());
+        };
+        self.open.insert(file.to_owned(), id);
+        let result = self
+            .om
+            .call(OmRequest::hsync_key(VOLUME, FILES, file, length, id))
+            .await;
+        change_outcome(result, Value::from(length))
+    }
+
+    /// Closes a file this process hsync'd, at `length` (CommitKey without hsync).
+    async fn close(&mut self, file: &str, length: u64) -> Outcome {
+        let Some(&id) = self.open.get(file) else {
+            return Outcome::Fail(format!("{file} is not open in this process"));
+        };
+        let result = self
+            .om
+            .call(OmRequest::commit_key(VOLUME, FILES, file, length, id))
+            .await;
+        let outcome = change_outcome(result, Value::from(length));
+        if matches!(outcome, Outcome::Ok(_)) {
+            self.open.remove(file);
+        }
+        outcome
+    }
+
     /// Staging key of length `size` (no data: the OM records the length it is told), then one
     /// rename onto `key`: the only step that touches `key`, so only its outcome can be info.
     async fn create(&mut self, key: &str, size: u64, value: &Value) -> Outcome {
@@ -1000,6 +1175,12 @@ mod tests {
         #[derive(Default)]
         pub struct State {
             pub keys: HashMap<String, u64>,
+            /// Files of the FSO bucket: length, the writer's id while open (hsync'd), and
+            /// whether lease recovery began.
+            pub files: HashMap<String, (u64, Option<u64>, bool)>,
+            /// Whether the soft limit of every open file has passed (as an OM whose clock
+            /// says so decides).
+            pub past_soft_limit: bool,
             open: HashMap<u64, (String, u64)>,
             next_id: u64,
             cache: HashMap<(Vec<u8>, i32), OmResponse>,
@@ -1020,13 +1201,65 @@ mod tests {
                     resp.open_key_id = Some(id);
                     resp
                 }
-                OmRequestBody::CommitKey { args, open_key_id } => {
-                    match st.open.remove(open_key_id) {
-                        Some((key, _)) => {
-                            st.keys.insert(key, args.data_size.unwrap_or(0));
-                            r(CmdType::COMMIT_KEY, Status::OK)
+                OmRequestBody::CommitKey {
+                    args,
+                    open_key_id,
+                    hsync,
+                } if args.bucket == super::FILES => {
+                    let len = args.data_size.unwrap_or(0);
+                    if let Some((_, _, true)) = st.files.get(&args.key) {
+                        return r(CmdType::COMMIT_KEY, Status::KEY_UNDER_LEASE_RECOVERY);
+                    }
+                    if !st.open.contains_key(open_key_id) {
+                        return r(CmdType::COMMIT_KEY, Status::KEY_NOT_FOUND);
+                    }
+                    if !*hsync {
+                        st.open.remove(open_key_id);
+                    }
+                    let writer = hsync.then_some(*open_key_id);
+                    st.files.insert(args.key.clone(), (len, writer, false));
+                    r(CmdType::COMMIT_KEY, Status::OK)
+                }
+                OmRequestBody::CommitKey {
+                    args, open_key_id, ..
+                } => match st.open.remove(open_key_id) {
+                    Some((key, _)) => {
+                        st.keys.insert(key, args.data_size.unwrap_or(0));
+                        r(CmdType::COMMIT_KEY, Status::OK)
+                    }
+                    None => r(CmdType::COMMIT_KEY, Status::KEY_NOT_FOUND),
+                },
+                OmRequestBody::RecoverLease { key, .. } => {
+                    let past = st.past_soft_limit;
+                    match st.files.get_mut(key) {
+                        None => r(CmdType::RECOVER_LEASE, Status::KEY_NOT_FOUND),
+                        Some((_, None, _)) => r(CmdType::RECOVER_LEASE, Status::KEY_ALREADY_CLOSED),
+                        Some(_) if !past => r(
+                            CmdType::RECOVER_LEASE,
+                            Status::KEY_UNDER_LEASE_SOFT_LIMIT_PERIOD,
+                        ),
+                        Some((_, Some(_), recovering)) => {
+                            *recovering = true;
+                            r(CmdType::RECOVER_LEASE, Status::OK)
                         }
-                        None => r(CmdType::COMMIT_KEY, Status::KEY_NOT_FOUND),
+                    }
+                }
+                OmRequestBody::LookupKey { args } if args.bucket == super::FILES => {
+                    match st.files.get(&args.key) {
+                        Some((len, writer, _)) => {
+                            let mut resp = r(CmdType::LOOKUP_KEY, Status::OK);
+                            resp.key_info = Some(KeyInfo {
+                                key: args.key.clone(),
+                                data_size: *len,
+                                metadata: writer
+                                    .map(|w| (ozone_rpc::HSYNC_CLIENT_ID.into(), w.to_string()))
+                                    .into_iter()
+                                    .collect(),
+                                ..Default::default()
+                            });
+                            resp
+                        }
+                        None => r(CmdType::LOOKUP_KEY, Status::KEY_NOT_FOUND),
                     }
                 }
                 OmRequestBody::RenameKey { args, to_key } => {
@@ -1107,10 +1340,7 @@ mod tests {
 
     async fn client_of(state: &Arc<std::sync::Mutex<fake::State>>, retries: u32) -> OzoneClient {
         let addr = fake::spawn(state.clone()).await;
-        OzoneClient {
-            om: OmClient::connect(vec![addr], "hadoop"),
-            retries,
-        }
+        OzoneClient::new(OmClient::connect(vec![addr], "hadoop"), retries)
     }
 
     fn cas(key: &str, v: u64) -> Operation {
@@ -1184,6 +1414,97 @@ mod tests {
         state.lock().unwrap().lose_next_rename_reply = true;
         let mut c = client_of(&state, 0).await;
         assert!(matches!(c.invoke(&cas("c1", 3)).await, Outcome::Info(_)));
+    }
+
+    fn file_op(f: &'static str, file: &str, value: Value) -> Operation {
+        Operation {
+            f,
+            key: file.into(),
+            value,
+        }
+    }
+
+    /// The lease workload's steps on an OM that decides inside the soft limit: the
+    /// recoverLease is refused, the close succeeds, the final read sees the closed length.
+    #[tokio::test]
+    async fn hsync_refused_recovery_then_close() {
+        let state = Arc::new(std::sync::Mutex::new(fake::State::default()));
+        let mut writer = client_of(&state, 0).await;
+        let mut other = client_of(&state, 0).await;
+        let hsync = writer.invoke(&file_op("hsync", "f0", json!(1024))).await;
+        assert!(
+            matches!(&hsync, Outcome::Ok(v) if *v == json!(1024)),
+            "{hsync:?}"
+        );
+        assert_eq!(state.lock().unwrap().files["f0"].0, 1024);
+        // While open, the final state is "nothing closed".
+        let read = other
+            .invoke(&file_op("final-read", "f0", Value::Null))
+            .await;
+        assert!(
+            matches!(&read, Outcome::Ok(v) if *v == json!([])),
+            "{read:?}"
+        );
+        match other
+            .invoke(&file_op("recover-lease", "f0", Value::Null))
+            .await
+        {
+            Outcome::Fail(why) => assert!(
+                why.starts_with("KEY_UNDER_LEASE_SOFT_LIMIT_PERIOD"),
+                "{why}"
+            ),
+            o => panic!("{o:?}"),
+        }
+        let close = writer.invoke(&file_op("close", "f0", json!(2048))).await;
+        assert!(
+            matches!(&close, Outcome::Ok(v) if *v == json!(2048)),
+            "{close:?}"
+        );
+        let read = other
+            .invoke(&file_op("final-read", "f0", Value::Null))
+            .await;
+        assert!(
+            matches!(&read, Outcome::Ok(v) if *v == json!([2048])),
+            "{read:?}"
+        );
+        // Only the writer holds the file open.
+        assert!(matches!(
+            other.invoke(&file_op("close", "f0", json!(1))).await,
+            Outcome::Fail(_)
+        ));
+    }
+
+    /// On an OM that applied the recoverLease past the soft limit (the late follower of
+    /// recover-lease-divergence), recovery begins and the writer's close is refused: the file
+    /// stays open at its hsync'd length.
+    #[tokio::test]
+    async fn recovery_past_the_soft_limit_refuses_the_close() {
+        let state = Arc::new(std::sync::Mutex::new(fake::State::default()));
+        let mut writer = client_of(&state, 0).await;
+        let mut other = client_of(&state, 0).await;
+        assert!(matches!(
+            writer.invoke(&file_op("hsync", "f0", json!(1024))).await,
+            Outcome::Ok(_)
+        ));
+        state.lock().unwrap().past_soft_limit = true;
+        assert!(matches!(
+            other
+                .invoke(&file_op("recover-lease", "f0", Value::Null))
+                .await,
+            Outcome::Ok(_)
+        ));
+        match writer.invoke(&file_op("close", "f0", json!(2048))).await {
+            Outcome::Fail(why) => assert!(why.starts_with("KEY_UNDER_LEASE_RECOVERY"), "{why}"),
+            o => panic!("{o:?}"),
+        }
+        let mut om = OmClient::connect(vec![fake::spawn(state.clone()).await], "hadoop");
+        let looked = om.call(OmRequest::lookup_key(VOLUME, FILES, "f0")).await;
+        assert_eq!(
+            lookup_answer(&looked),
+            json!({"length": 1024, "open": true})
+        );
+        let absent = om.call(OmRequest::lookup_key(VOLUME, FILES, "f9")).await;
+        assert_eq!(lookup_answer(&absent), json!("absent"));
     }
 
     #[test]
