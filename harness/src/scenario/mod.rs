@@ -761,7 +761,7 @@ pub struct LoadedScenario {
     pub spec: Scenario,
     pub compose_path: PathBuf,
     pub compose: ComposeFile,
-    /// The profile's nodes (compose services), in file order.
+    /// The profile's nodes (compose services, by their `x-chaos.node` names), in file order.
     pub nodes: Vec<String>,
 }
 
@@ -897,7 +897,7 @@ pub fn load(path: &Path) -> Result<LoadedScenario, Vec<ScenarioError>> {
             return Err(problems.list);
         }
     };
-    let nodes = compose.profile_services(&spec.cluster.profile.value);
+    let nodes = compose.profile_nodes(&spec.cluster.profile.value);
     if nodes.is_empty() {
         problems.at(
             &spec.cluster.profile.referenced,
@@ -910,6 +910,8 @@ pub fn load(path: &Path) -> Result<LoadedScenario, Vec<ScenarioError>> {
             ),
         );
     }
+    // From here on the compose file is the profile's cluster, its services named as nodes.
+    let compose = compose.into_profile(&spec.cluster.profile.value);
     let fs_nodes: Vec<String> = nodes
         .iter()
         .filter(|n| compose.service(n).is_some_and(|s| !s.x_chaos.fs.is_empty()))
