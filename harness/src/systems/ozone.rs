@@ -1,6 +1,6 @@
 //! Apache Ozone (issue 7): three Ozone Managers in Ratis HA (service id `omservice`), one SCM,
 //! three datanodes and an S3 gateway from the official `apache/ozone` image (compose profile
-//! `ozone`).
+//! `ozone`; profile `ozone-scm-ha`, which `chaos run --scm-ha` plays, has three SCMs in SCM HA).
 //!
 //! **Not yet run against a live cluster**: the image cannot be pulled on the machines this was
 //! written on. Everything here is built to published interfaces and tested on recorded outputs
