@@ -291,7 +291,12 @@ impl Cluster {
             })
             .collect::<Vec<_>>();
         Ok(ContainerCreateBody {
-            hostname: Some(service.hostname.clone().unwrap_or_else(|| name.to_string())),
+            hostname: Some(
+                service
+                    .hostname
+                    .clone()
+                    .unwrap_or_else(|| service.dns_name(name).to_string()),
+            ),
             image: service.image.clone(),
             cmd: service.command.clone(),
             entrypoint: service.entrypoint.clone(),
@@ -319,7 +324,15 @@ impl Cluster {
                 endpoints_config: Some(HashMap::from([(
                     self.network.clone(),
                     EndpointSettings {
-                        aliases: Some(vec![name.to_string()]),
+                        // The service's key, which the other nodes' configuration names (as
+                        // under `docker compose`), and the node's name if it goes by another.
+                        aliases: Some({
+                            let mut aliases = vec![service.dns_name(name).to_string()];
+                            if aliases[0] != name {
+                                aliases.push(name.to_string());
+                            }
+                            aliases
+                        }),
                         ..Default::default()
                     },
                 )])),

@@ -65,6 +65,21 @@ pub struct Service {
     /// The harness's own settings for this node.
     #[serde(default, rename = "x-chaos")]
     pub x_chaos: XChaos,
+    /// The service's key in the file (a node may go by another name: `x-chaos.node`).
+    #[serde(skip)]
+    pub compose_name: String,
+}
+
+impl Service {
+    /// The name other containers reach this one by, as `docker compose` gives it: the service's
+    /// key in the file.
+    pub fn dns_name<'a>(&'a self, node: &'a str) -> &'a str {
+        if self.compose_name.is_empty() {
+            node
+        } else {
+            &self.compose_name
+        }
+    }
 }
 
 /// `x-chaos:` on a service.
@@ -75,6 +90,12 @@ pub struct XChaos {
     /// gets /dev/fuse and SYS_ADMIN; no other node does.
     #[serde(default)]
     pub fs: Vec<String>,
+    /// The name scenarios, logs and reports use for this node, when it is not the service's
+    /// key: two variants of one cluster in one file (compose service names are unique across
+    /// profiles) keep the same node names, e.g. `scmha-om1` in profile `ozone-scm-ha` is node
+    /// `om1` as `om1` is in profile `ozone`. Unique within each profile.
+    #[serde(default)]
+    pub node: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -314,6 +335,24 @@ impl ComposeFile {
                 .take()
                 .map(|i| interpolate(&i, |v| std::env::var(v).ok()));
         }
+        for (name, service) in file.services.iter_mut() {
+            service.compose_name = name.clone();
+        }
+        for profile in file.profiles() {
+            let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
+            for (name, service) in file.services.iter() {
+                if !service.profiles.contains(&profile) {
+                    continue;
+                }
+                let node = service.x_chaos.node.as_deref().unwrap_or(name);
+                if let Some(other) = seen.insert(node, name) {
+                    return Err(ComposeError(format!(
+                        "{}: services `{other}` and `{name}` of profile `{profile}` are both node `{node}` (x-chaos.node names a node once per profile)",
+                        path.display()
+                    )));
+                }
+            }
+        }
         for (name, service) in &file.services {
             if service.image.is_none() {
                 return Err(ComposeError(format!(
@@ -341,6 +380,45 @@ impl ComposeFile {
             .filter(|(_, s)| s.profiles.iter().any(|p| p == profile))
             .map(|(name, _)| name.clone())
             .collect()
+    }
+
+    /// The profile's nodes, by the names scenarios use (`x-chaos.node`, or the service's key),
+    /// in file order.
+    pub fn profile_nodes(&self, profile: &str) -> Vec<String> {
+        self.services
+            .iter()
+            .filter(|(_, s)| s.profiles.iter().any(|p| p == profile))
+            .map(|(name, s)| s.x_chaos.node.clone().unwrap_or_else(|| name.clone()))
+            .collect()
+    }
+
+    /// The file as one profile's cluster: only its services, each under its node name (see
+    /// [`XChaos::node`]), their `depends_on` naming nodes too. The service keeps its key in
+    /// `compose_name`: that is the name the other containers resolve it by.
+    pub fn into_profile(mut self, profile: &str) -> ComposeFile {
+        let renamed: BTreeMap<String, String> = self
+            .services
+            .iter()
+            .filter(|(_, s)| s.profiles.iter().any(|p| p == profile))
+            .map(|(name, s)| {
+                let node = s.x_chaos.node.clone().unwrap_or_else(|| name.clone());
+                (name.clone(), node)
+            })
+            .collect();
+        let services = std::mem::take(&mut self.services);
+        self.services = services
+            .into_iter()
+            .filter_map(|(name, mut service)| {
+                let node = renamed.get(&name)?.clone();
+                for dep in service.depends_on.0.iter_mut() {
+                    if let Some(to) = renamed.get(dep.as_str()) {
+                        *dep = to.clone();
+                    }
+                }
+                Some((node, service))
+            })
+            .collect();
+        self
     }
 
     pub fn profiles(&self) -> Vec<String> {
@@ -478,6 +556,96 @@ mod tests {
         .unwrap();
         let err = ComposeFile::load(&path).unwrap_err().to_string();
         assert!(err.contains(":4:") && err.contains("restart"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Two variants of one cluster: the second profile's services carry the first's node names
+    /// (x-chaos.node) and share environment through a YAML anchor and merge key.
+    #[test]
+    fn a_profile_variant_keeps_node_names_and_merges_environment() {
+        let dir =
+            std::env::temp_dir().join(format!("chaos-compose-variant-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.yml");
+        std::fs::write(
+            &path,
+            r#"x-common: &common
+  SHARED: "1"
+  PEER: "v-b"
+services:
+  a:
+    image: x
+    profiles: [p]
+  b:
+    image: x
+    profiles: [p]
+    depends_on: [a]
+  v-a:
+    image: x
+    profiles: [p-v]
+    environment:
+      <<: *common
+      OWN: "a"
+    x-chaos: { node: a }
+  v-b:
+    image: x
+    profiles: [p-v]
+    depends_on: [v-a]
+    environment:
+      <<: *common
+    x-chaos: { node: b, fs: [/data] }
+  v-c:
+    image: x
+    profiles: [p-v]
+"#,
+        )
+        .unwrap();
+        let file = ComposeFile::load(&path).unwrap();
+        assert_eq!(file.profile_services("p-v"), vec!["v-a", "v-b", "v-c"]);
+        assert_eq!(file.profile_nodes("p-v"), vec!["a", "b", "v-c"]);
+        assert_eq!(file.profile_nodes("p"), vec!["a", "b"]);
+        let cluster = file.into_profile("p-v");
+        assert_eq!(
+            cluster.services.keys().collect::<Vec<_>>(),
+            vec!["a", "b", "v-c"]
+        );
+        let a = cluster.service("a").unwrap();
+        assert_eq!(a.dns_name("a"), "v-a");
+        let mut env = a.environment.0.clone();
+        env.sort();
+        assert_eq!(
+            env,
+            vec![
+                ("OWN".to_string(), "a".to_string()),
+                ("PEER".to_string(), "v-b".to_string()),
+                ("SHARED".to_string(), "1".to_string()),
+            ]
+        );
+        let b = cluster.service("b").unwrap();
+        assert_eq!(b.depends_on.0, vec!["a"]);
+        assert_eq!(b.x_chaos.fs, vec!["/data"]);
+        assert_eq!(b.environment.0.len(), 2);
+        assert_eq!(cluster.service("v-c").unwrap().dns_name("v-c"), "v-c");
+
+        // A node name taken twice in one profile is an error that names both services.
+        std::fs::write(
+            &path,
+            "services:
+  a:
+    image: x
+    profiles: [p]
+  b:
+    image: x
+    profiles: [p]
+    x-chaos: { node: a }
+",
+        )
+        .unwrap();
+        let err = ComposeFile::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("`a` and `b` of profile `p` are both node `a`"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -47,6 +47,11 @@ enum Command {
         /// How long nodes may take to become ready.
         #[arg(long, default_value = "120s", value_parser = parse_duration)]
         ready_timeout: Duration,
+        /// Ozone: play on three SCMs in SCM HA (the scenario's profile + `-scm-ha`, e.g.
+        /// `ozone-scm-ha`) instead of one; the same node names, plus scm2 and scm3. An error
+        /// for a scenario of any other system.
+        #[arg(long)]
+        scm_ha: bool,
     },
     /// Check a run folder (its scenario's checks) or a history file (with --model).
     Check {
@@ -68,6 +73,9 @@ enum Command {
     Lint {
         #[arg(required = true)]
         scenarios: Vec<PathBuf>,
+        /// Validate them as `chaos run --scm-ha` plays them (Ozone scenarios on three SCMs).
+        #[arg(long)]
+        scm_ha: bool,
     },
     /// Re-render a run folder's report from the folder alone; with --index DIR, build
     /// DIR/index.html (and DIR/junit.xml) over every run folder under DIR.
@@ -156,17 +164,22 @@ async fn dispatch(cli: Cli) -> i32 {
             repeat,
             out,
             ready_timeout,
-        } => match suite {
-            Some(file) => match chaos::suite::plays(&file, shard) {
-                Ok(plays) => {
-                    let paths: Vec<PathBuf> = plays.iter().map(|p| p.scenario.clone()).collect();
-                    let seeds = plays.iter().map(|p| Some(p.seed)).collect();
-                    run_many(&paths, Some(seeds), seed, repeat, out, ready_timeout).await
-                }
-                Err(e) => Err(e),
-            },
-            None => run_many(&scenarios, None, seed, repeat, out, ready_timeout).await,
-        },
+            scm_ha,
+        } => {
+            let load = scenario::LoadOptions { scm_ha };
+            match suite {
+                Some(file) => match chaos::suite::plays(&file, shard) {
+                    Ok(plays) => {
+                        let paths: Vec<PathBuf> =
+                            plays.iter().map(|p| p.scenario.clone()).collect();
+                        let seeds = plays.iter().map(|p| Some(p.seed)).collect();
+                        run_many(&paths, Some(seeds), seed, repeat, out, ready_timeout, load).await
+                    }
+                    Err(e) => Err(e),
+                },
+                None => run_many(&scenarios, None, seed, repeat, out, ready_timeout, load).await,
+            }
+        }
         Command::Check {
             path,
             model,
@@ -174,7 +187,9 @@ async fn dispatch(cli: Cli) -> i32 {
             timeout,
             json,
         } => checks::check_command(&path, model.as_deref(), &format, timeout, json),
-        Command::Lint { scenarios } => Ok(lint(&scenarios)),
+        Command::Lint { scenarios, scm_ha } => {
+            Ok(lint(&scenarios, scenario::LoadOptions { scm_ha }))
+        }
         Command::Report { run_dir, index } => match (run_dir, index) {
             (_, Some(dir)) => report::render_index(&dir).map(|runs| {
                 println!("{} ({} runs)", dir.join("index.html").display(), runs.len());
@@ -231,10 +246,10 @@ async fn dispatch(cli: Cli) -> i32 {
     }
 }
 
-fn lint(paths: &[PathBuf]) -> i32 {
+fn lint(paths: &[PathBuf], options: scenario::LoadOptions) -> i32 {
     let mut worst = EXIT_OK;
     for path in paths {
-        match scenario::load(path) {
+        match scenario::load_with(path, options) {
             Ok(_) => println!("{}: ok", path.display()),
             Err(errors) => {
                 for e in errors {
@@ -274,12 +289,13 @@ async fn run_many(
     repeat: u32,
     out: PathBuf,
     ready_timeout: Duration,
+    load: scenario::LoadOptions,
 ) -> Result<i32, HarnessError> {
     // Every scenario is validated before any container starts.
     let mut loaded = Vec::new();
     let mut problems = Vec::new();
     for path in paths {
-        match scenario::load(path) {
+        match scenario::load_with(path, load) {
             Ok(s) => loaded.push(s),
             Err(mut e) => problems.append(&mut e),
         }

@@ -101,10 +101,11 @@ pub async fn run_scenario(
         "scenario": spec.name,
         "description": spec.description,
         "system": spec.system.value,
+        "profile": loaded.profile,
         "seed": seed,
         "started": now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
         "duration_s": elapsed.as_secs_f64(),
-        "command": reproduce_command(&loaded.path, seed),
+        "command": reproduce_command(&loaded.path, seed, loaded.scm_ha),
     });
 
     let result = match outcome {
@@ -144,8 +145,9 @@ pub async fn run_scenario(
     })
 }
 
-fn reproduce_command(scenario: &Path, seed: u64) -> String {
-    format!("chaos run {} --seed {seed}", scenario.display())
+fn reproduce_command(scenario: &Path, seed: u64, scm_ha: bool) -> String {
+    let flag = if scm_ha { " --scm-ha" } else { "" };
+    format!("chaos run {} --seed {seed}{flag}", scenario.display())
 }
 
 /// Everything that touches Docker. The cluster is torn down whatever happens inside.

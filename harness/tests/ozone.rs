@@ -90,6 +90,41 @@ fn run_without_the_image_exits_255_with_the_pull_line() {
     );
 }
 
+/// The same with `--scm-ha` (three SCMs, profile ozone-scm-ha): one image for every node, so
+/// the same 255 and `docker pull` line before anything starts; the run folder names the profile
+/// and its reproduce command carries the flag.
+#[test]
+fn run_with_scm_ha_without_the_image_exits_255_with_the_pull_line() {
+    let scenario = repo().join("scenarios/ozone/retry-after-restart.yaml");
+    let runs = repo().join(format!("target/tmp/scm-ha-runs-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_chaos"))
+        .args(["run", "--scm-ha", scenario.to_str().unwrap(), "--out"])
+        .arg(&runs)
+        .env("OZONE_VERSION", "0.0.0-chaos-missing")
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(255), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("    docker pull apache/ozone:0.0.0-chaos-missing\n"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("docker pull apache/ozone:0.0.0-chaos-missing"),
+        "{stdout}"
+    );
+    // The run folder says which cluster it was and how to play it again.
+    let latest = runs.join("ozone-retry-after-restart/latest/result.json");
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&latest).unwrap()).unwrap();
+    assert_eq!(result["profile"], "ozone-scm-ha", "{result}");
+    let command = result["command"].as_str().unwrap();
+    assert!(command.ends_with(" --seed 1 --scm-ha"), "{command}");
+    std::fs::remove_dir_all(&runs).unwrap();
+}
+
 /// Admin actions, applied-index triggers and the converge check are checked before anything
 /// starts: a system without them, close-container without its container id, and a `when:` with
 /// both a role and a lag are rejected (exit 254) with the key path.

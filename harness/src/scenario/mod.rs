@@ -819,8 +819,12 @@ pub struct LoadedScenario {
     pub spec: Scenario,
     pub compose_path: PathBuf,
     pub compose: ComposeFile,
-    /// The profile's nodes (compose services), in file order.
+    /// The profile's nodes (compose services, by their `x-chaos.node` names), in file order.
     pub nodes: Vec<String>,
+    /// The profile played: the scenario's, or its SCM-HA variant under `--scm-ha`.
+    pub profile: String,
+    /// Loaded with `--scm-ha` (the run's reproduce command repeats it).
+    pub scm_ha: bool,
 }
 
 impl LoadedScenario {
@@ -936,7 +940,19 @@ fn text_with_seed(text: &str, seed: u64) -> String {
     out
 }
 
+/// How `chaos run` / `chaos lint` load a scenario, beyond what its file says.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadOptions {
+    /// `--scm-ha`: play an Ozone scenario on its profile's three-SCM variant
+    /// (`ozone` -> `ozone-scm-ha`); any other system is an error.
+    pub scm_ha: bool,
+}
+
 pub fn load(path: &Path) -> Result<LoadedScenario, Vec<ScenarioError>> {
+    load_with(path, LoadOptions::default())
+}
+
+pub fn load_with(path: &Path, options: LoadOptions) -> Result<LoadedScenario, Vec<ScenarioError>> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         vec![ScenarioError {
             file: path.to_path_buf(),
@@ -948,6 +964,24 @@ pub fn load(path: &Path) -> Result<LoadedScenario, Vec<ScenarioError>> {
     })?;
     let spec = parse(path, &text).map_err(|e| vec![e])?;
     let mut problems = Problems::new(path);
+    let mut profile = spec.cluster.profile.value.clone();
+    if options.scm_ha {
+        match systems::scm_ha_profile(&spec.system.value, &profile) {
+            Some(variant) => profile = variant,
+            None => {
+                problems.at(
+                    &spec.system.referenced,
+                    "system",
+                    format!(
+                        "--scm-ha plays an Ozone scenario on three SCMs (profile `ozone-scm-ha`); \
+                         this scenario is system `{}`, which has no SCM",
+                        spec.system.value
+                    ),
+                );
+                return Err(problems.list);
+            }
+        }
+    }
     let (compose_path, compose) = match find_compose(path, &spec.cluster.compose) {
         Ok(found) => found,
         Err(message) => {
@@ -955,19 +989,28 @@ pub fn load(path: &Path) -> Result<LoadedScenario, Vec<ScenarioError>> {
             return Err(problems.list);
         }
     };
-    let nodes = compose.profile_services(&spec.cluster.profile.value);
+    let nodes = compose.profile_nodes(&profile);
     if nodes.is_empty() {
+        let flag = if profile != spec.cluster.profile.value {
+            format!(
+                " (--scm-ha plays profile `{}` on `{profile}`)",
+                spec.cluster.profile.value
+            )
+        } else {
+            String::new()
+        };
         problems.at(
             &spec.cluster.profile.referenced,
             "cluster.profile",
             format!(
-                "no service of {} is in profile `{}` (profiles: {})",
+                "no service of {} is in profile `{profile}`{flag} (profiles: {})",
                 compose_path.display(),
-                spec.cluster.profile.value,
                 compose.profiles().join(", ")
             ),
         );
     }
+    // From here on the compose file is the profile's cluster, its services named as nodes.
+    let compose = compose.into_profile(&profile);
     let fs_nodes: Vec<String> = nodes
         .iter()
         .filter(|n| compose.service(n).is_some_and(|s| !s.x_chaos.fs.is_empty()))
@@ -982,6 +1025,8 @@ pub fn load(path: &Path) -> Result<LoadedScenario, Vec<ScenarioError>> {
             compose_path,
             compose,
             nodes,
+            profile,
+            scm_ha: options.scm_ha,
         })
     } else {
         Err(problems.list)

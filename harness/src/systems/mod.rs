@@ -50,6 +50,15 @@ pub fn has_applied_index(system: &str) -> bool {
     system == "ozone"
 }
 
+/// The profile `--scm-ha` plays a scenario of this system on instead of the scenario's own:
+/// ozone's three-SCM variant (`ozone` -> `ozone-scm-ha`). None: the system has no SCM.
+pub fn scm_ha_profile(system: &str, profile: &str) -> Option<String> {
+    match system {
+        "ozone" => Some(ozone::scm_ha_profile(profile)),
+        _ => None,
+    }
+}
+
 /// What `chaos run` says up front about a system whose adapter has not met a live cluster yet.
 pub fn caveat(system: &str) -> Option<&'static str> {
     match system {

@@ -1,6 +1,6 @@
 //! Apache Ozone (issue 7): three Ozone Managers in Ratis HA (service id `omservice`), one SCM,
 //! three datanodes and an S3 gateway from the official `apache/ozone` image (compose profile
-//! `ozone`).
+//! `ozone`; profile `ozone-scm-ha`, which `chaos run --scm-ha` plays, has three SCMs in SCM HA).
 //!
 //! **Not yet run against a live cluster**: the image cannot be pulled on the machines this was
 //! written on. Everything here is built to published interfaces and tested on recorded outputs
@@ -64,6 +64,20 @@ pub const INFO: SystemInfo = SystemInfo {
     has_roles: true,
     make: |cluster, settings| Box::new(Ozone::new(cluster, settings)),
 };
+
+/// `chaos run --scm-ha` plays an Ozone scenario of profile P on profile P + this suffix: the same
+/// nodes (om1..om3, dn1..dn3, s3g, scm) and scm2, scm3, three SCMs in SCM HA (service id
+/// `scmservice`, `scm` the primordial one, scm2 and scm3 bootstrapped from it).
+pub const SCM_HA_SUFFIX: &str = "-scm-ha";
+
+/// The SCM-HA variant of a profile (`ozone` -> `ozone-scm-ha`; a variant is its own).
+pub fn scm_ha_profile(profile: &str) -> String {
+    if profile.ends_with(SCM_HA_SUFFIX) {
+        profile.to_string()
+    } else {
+        format!("{profile}{SCM_HA_SUFFIX}")
+    }
+}
 
 /// Whether a node of the profile is an Ozone Manager (om1, om2, om3).
 pub fn is_om(node: &str) -> bool {
