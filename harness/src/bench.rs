@@ -238,6 +238,7 @@ async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
         created: Default::default(),
         mix: crate::scenario::S3Mix::DEFAULT,
         burst: false,
+        stream_length: 1,
     });
     let (wall, cpu, ops) = measure(adapter, &recorder, config).await;
     println!(
@@ -456,6 +457,7 @@ async fn s3_workload(
         created: Default::default(),
         mix: crate::scenario::S3Mix::DEFAULT,
         burst: false,
+        stream_length: 1,
     });
     let (wall, cpu, ops) = measure(adapter, &recorder, config).await;
     let history = checker::read_history(&path, checker::Format::Jsonl)

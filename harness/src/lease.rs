@@ -239,6 +239,7 @@ mod tests {
             created: Default::default(),
             mix: S3Mix::DEFAULT,
             burst: false,
+            stream_length: 1,
         });
         let shape = LeaseSpec {
             files: 2,

@@ -268,7 +268,7 @@ async fn drive(
     let info = systems::lookup(&spec.system.value)
         .ok_or_else(|| HarnessError::BadInput(format!("unknown system {}", spec.system.value)))?;
     let settings = AdapterSettings {
-        workload: spec.workload.kind,
+        workload: spec.workload.kind.value,
         retries: spec.workload.retries,
         read: spec.workload.read,
         connect_timeout: Duration::from_secs(1),
@@ -318,7 +318,7 @@ async fn drive(
         .map(|n| n.value.clone())
         .unwrap_or_else(|| cluster.names());
     let config = Arc::new(WorkloadConfig {
-        kind: spec.workload.kind,
+        kind: spec.workload.kind.value,
         processes: spec.workload.processes,
         keys: spec.workload.keys,
         rate: spec.workload.rate.0,
@@ -333,6 +333,10 @@ async fn drive(
             .as_ref()
             .map_or(crate::scenario::S3Mix::DEFAULT, |m| m.value),
         burst: spec.workload.burst,
+        stream_length: spec.workload.stream.as_ref().map_or_else(
+            || crate::scenario::StreamSpec::default().length,
+            |s| s.value.length,
+        ),
     });
     if spec
         .checks

@@ -34,6 +34,8 @@ pub struct WorkloadConfig {
     pub mix: S3Mix,
     /// Every process ticks at the same instants (bursts of concurrent operations).
     pub burst: bool,
+    /// stream: bytes per put.
+    pub stream_length: u64,
 }
 
 /// Operations that change nothing: when they fail or time out, they certainly did not take
@@ -187,6 +189,18 @@ fn next_operation(
                 }
             }
         }
+        WorkloadKind::Stream => {
+            // A fresh key each time, so a read tells which put it holds.
+            let key = format!("s{}", values.fetch_add(1, Ordering::Relaxed));
+            if let Ok(mut created) = config.created.lock() {
+                created.push(key.clone());
+            }
+            Operation {
+                f: "put",
+                key,
+                value: Value::from(config.stream_length),
+            }
+        }
         WorkloadKind::Create => {
             // A fresh key each time: a create can only fail if someone created it before.
             let value = values.fetch_add(1, Ordering::Relaxed);
@@ -287,13 +301,14 @@ fn key_name(kind: WorkloadKind, index: u32) -> String {
         WorkloadKind::Set => format!("set{index}"),
         WorkloadKind::S3Object | WorkloadKind::Fencing => format!("o{index}"),
         WorkloadKind::Lease => format!("f{index}"),
+        WorkloadKind::Stream => format!("s{index}"),
     }
 }
 
 /// Every key the workload may have touched: what final reads and per-node lookups read.
 pub fn touched_keys(config: &WorkloadConfig) -> Vec<String> {
     match config.kind {
-        WorkloadKind::Create | WorkloadKind::Lease => {
+        WorkloadKind::Create | WorkloadKind::Lease | WorkloadKind::Stream => {
             config.created.lock().map(|c| c.clone()).unwrap_or_default()
         }
         _ => (0..config.keys).map(|k| key_name(config.kind, k)).collect(),
@@ -311,7 +326,7 @@ pub async fn final_reads(
     let keys = touched_keys(config);
     // The durable check reads a set's (a file's) final state from operations named final-read.
     let f = match config.kind {
-        WorkloadKind::Set | WorkloadKind::Lease => "final-read",
+        WorkloadKind::Set | WorkloadKind::Lease | WorkloadKind::Stream => "final-read",
         WorkloadKind::S3Object => "get",
         _ => "read",
     };
@@ -356,6 +371,7 @@ mod tests {
             created: Default::default(),
             mix: S3Mix::DEFAULT,
             burst: false,
+            stream_length: 1,
         }
     }
 

@@ -66,6 +66,10 @@ fn broken_scenarios_are_located_and_rejected() {
             "9:28: checks[0].linearizable.model: unknown model `snapshot-isolation`",
         ),
         (
+            "workload-the-system-lacks.yaml",
+            "5:9: workload.kind: system `etcd` has no lease workload (it has: register, create)",
+        ),
+        (
             "lease-on-create.yaml",
             "8:10: workload.lease: `lease:` applies to the lease workload only",
         ),

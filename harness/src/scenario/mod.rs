@@ -121,6 +121,7 @@ pub const WORKLOAD_KINDS: &[WorkloadKind] = &[
     WorkloadKind::S3Object,
     WorkloadKind::Fencing,
     WorkloadKind::Lease,
+    WorkloadKind::Stream,
 ];
 pub const PARTITION_MODES: &[PartitionMode] = &[
     PartitionMode::Isolate,
@@ -161,6 +162,10 @@ pub enum WorkloadKind {
     /// (see [`LeaseSpec`]). The workload lasts `duration`, and longer if a file is not closed
     /// yet; final reads look every file up.
     Lease,
+    /// Fresh keys written with data through a system's streaming client, run in a node's
+    /// container (Ozone: `ozone sh key put --stream`), `stream.length` bytes each (`put`, a
+    /// write for `durable`); final reads read every key back whole and compare its bytes.
+    Stream,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -176,7 +181,7 @@ pub enum ReadConsistency {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
-    pub kind: WorkloadKind,
+    pub kind: Spanned<WorkloadKind>,
     #[serde(default = "default_keys")]
     pub keys: u32,
     #[serde(default = "default_processes")]
@@ -208,6 +213,31 @@ pub struct WorkloadSpec {
     /// lease: the life of each file.
     #[serde(default)]
     pub lease: Option<Spanned<LeaseSpec>>,
+    /// stream: what each put writes.
+    #[serde(default)]
+    pub stream: Option<Spanned<StreamSpec>>,
+}
+
+/// What each put of the stream workload writes.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct StreamSpec {
+    /// Bytes per key (a pattern made of the key's name, so a read can tell whole from short
+    /// or corrupt).
+    #[serde(default = "default_stream_length")]
+    pub length: u64,
+}
+
+impl Default for StreamSpec {
+    fn default() -> Self {
+        StreamSpec {
+            length: default_stream_length(),
+        }
+    }
+}
+
+fn default_stream_length() -> u64 {
+    8 << 20
 }
 
 /// The life of one file of the lease workload, from its hsync.
@@ -695,8 +725,53 @@ pub struct FaultStep {
     /// crash: drop what was written but not fsynced before the kill.
     #[serde(rename = "lose-unsynced")]
     pub lose_unsynced: Option<bool>,
-    /// close-container: the container id.
-    pub container: Option<u64>,
+    /// close-container: the container id, or `open` for every open container.
+    pub container: Option<ContainerRef>,
+}
+
+/// Which storage containers close-container closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ContainerRef {
+    /// One container, by id.
+    Id(u64),
+    /// Every container open when the step fires (`container: open`): a write in flight is
+    /// then in one of them whichever the datanodes chose.
+    #[serde(serialize_with = "serialize_open")]
+    Open,
+}
+
+fn serialize_open<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("open")
+}
+
+impl<'de> Deserialize<'de> for ContainerRef {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ContainerRef;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a container id or `open`")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ContainerRef, E> {
+                Ok(ContainerRef::Id(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ContainerRef, E> {
+                u64::try_from(v)
+                    .map(ContainerRef::Id)
+                    .map_err(|_| E::custom(format!("`{v}` is not a container id")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ContainerRef, E> {
+                match v {
+                    "open" => Ok(ContainerRef::Open),
+                    other => other.parse().map(ContainerRef::Id).map_err(|_| {
+                        E::custom(format!("`{other}`: expected a container id or `open`"))
+                    }),
+                }
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
 }
 
 /// HTTP requests a proxy fault applies to.
@@ -1175,11 +1250,27 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
         }
     }
     if let Some(adapter) = adapter {
-        if !adapter.workloads.contains(&w.kind) {
+        if !adapter.workloads.contains(&w.kind.value) {
+            let name = |k: &WorkloadKind| {
+                serde_json::to_value(k)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
+            };
             problems.at(
-                &Location::UNKNOWN,
+                &w.kind.referenced,
                 "workload.kind",
-                format!("system `{}` has no {:?} workload", adapter.name, w.kind),
+                format!(
+                    "system `{}` has no {} workload (it has: {})",
+                    adapter.name,
+                    name(&w.kind.value),
+                    adapter
+                        .workloads
+                        .iter()
+                        .map(name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             );
         }
     }
@@ -1404,7 +1495,7 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
     // system `s3` always and by the others for the object-store workloads.
     let speaks_s3 = crate::systems::speaks_s3(&spec.system.value);
     let needs_s3 = spec.system.value == "s3"
-        || (speaks_s3 && matches!(w.kind, WorkloadKind::S3Object | WorkloadKind::Fencing));
+        || (speaks_s3 && matches!(w.kind.value, WorkloadKind::S3Object | WorkloadKind::Fencing));
     if needs_s3 && spec.s3.is_none() {
         problems.at(
             &spec.system.referenced,
@@ -1435,7 +1526,7 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
     };
     let mut section_problems = Vec::new();
     if let Some(mix) = &w.mix {
-        if w.kind != WorkloadKind::S3Object {
+        if w.kind.value != WorkloadKind::S3Object {
             section_problems.push(misplaced("mix", "s3-object", &mix.referenced));
         }
         if mix.value.total() == 0 {
@@ -1447,7 +1538,7 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
         }
     }
     if let Some(fencing) = &w.fencing {
-        if w.kind != WorkloadKind::Fencing {
+        if w.kind.value != WorkloadKind::Fencing {
             section_problems.push(misplaced("fencing", "fencing", &fencing.referenced));
         }
         if fencing.value.terms == 0 || fencing.value.contenders == 0 {
@@ -1458,8 +1549,20 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
             ));
         }
     }
+    if let Some(stream) = &w.stream {
+        if w.kind.value != WorkloadKind::Stream {
+            section_problems.push(misplaced("stream", "stream", &stream.referenced));
+        }
+        if stream.value.length == 0 {
+            section_problems.push((
+                stream.referenced,
+                "workload.stream".into(),
+                "length must be at least 1 byte".into(),
+            ));
+        }
+    }
     if let Some(lease) = &w.lease {
-        if w.kind != WorkloadKind::Lease {
+        if w.kind.value != WorkloadKind::Lease {
             section_problems.push(misplaced("lease", "lease", &lease.referenced));
         }
         if lease.value.close_after.0 <= lease.value.recover_after.0 {
@@ -1493,7 +1596,7 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
                 }
             }
             CheckSpec::Fencing(_) => {
-                if w.kind != WorkloadKind::Fencing {
+                if w.kind.value != WorkloadKind::Fencing {
                     problems.at(
                         &check.referenced,
                         format!("checks[{i}].fencing"),

@@ -51,7 +51,7 @@ pub struct ActionParams {
     pub fraction: Option<f64>,
     pub lose_unsynced: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub container: Option<u64>,
+    pub container: Option<super::ContainerRef>,
 }
 
 /// One application of a step's action.

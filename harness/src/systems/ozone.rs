@@ -28,7 +28,7 @@ use tokio::sync::OnceCell;
 use super::{AdapterSettings, Operation, Outcome, SystemAdapter, SystemClient, SystemInfo};
 use crate::cluster::Cluster;
 use crate::scenario::plan::ActionParams;
-use crate::scenario::{Action, Role, WorkloadKind};
+use crate::scenario::{Action, ContainerRef, Role, WorkloadKind};
 
 /// The image tag the compose profile defaults to (`OZONE_VERSION` overrides it): the newest
 /// release confirmed from the project's announcement ("[ANNOUNCE] Apache Ozone 2.1.1",
@@ -46,6 +46,8 @@ pub const BUCKET: &str = "keys";
 /// The lease workload's bucket: FILE_SYSTEM_OPTIMIZED, the only layout whose files can be
 /// hsync'd and lease-recovered.
 pub const FILES: &str = "files";
+/// The stream workload's bucket.
+pub const STREAM: &str = "stream";
 
 /// Printed by `chaos run` for this system, so nobody mistakes a green run of the harness for a
 /// tested integration.
@@ -60,6 +62,7 @@ pub const INFO: SystemInfo = SystemInfo {
         WorkloadKind::Create,
         WorkloadKind::S3Object,
         WorkloadKind::Lease,
+        WorkloadKind::Stream,
     ],
     has_roles: true,
     make: |cluster, settings| Box::new(Ozone::new(cluster, settings)),
@@ -95,6 +98,8 @@ pub struct Ozone {
     http: BTreeMap<String, SocketAddr>,
     /// OM node -> container id, for `ozone admin` run inside it.
     containers: BTreeMap<String, String>,
+    /// Every node -> container id: the stream workload runs Ozone's shell in its node's.
+    shells: BTreeMap<String, String>,
     docker: Docker,
     retries: u32,
     connect_timeout: Duration,
@@ -121,10 +126,16 @@ impl Ozone {
             .iter()
             .filter_map(|n| Some((n.clone(), cluster.node(n)?.container.clone())))
             .collect();
+        let shells = cluster
+            .names()
+            .into_iter()
+            .filter_map(|n| Some((n.clone(), cluster.node(&n)?.container.clone())))
+            .collect();
         Ozone {
             rpc,
             http,
             containers,
+            shells,
             docker: cluster.docker().clone(),
             retries: settings.retries,
             connect_timeout: settings.connect_timeout,
@@ -291,6 +302,7 @@ impl SystemAdapter for Ozone {
                         FILES,
                         Some(BucketLayout::FileSystemOptimized),
                     ),
+                    OmRequest::create_bucket(VOLUME, STREAM, Some(BucketLayout::ObjectStore)),
                 ] {
                     match om.call(req).await {
                         Ok(r)
@@ -304,6 +316,16 @@ impl SystemAdapter for Ozone {
                 Ok(())
             })
             .await?;
+        if self.workload == WorkloadKind::Stream {
+            let container = self
+                .shells
+                .get(node)
+                .ok_or(format!("no container for node {node}"))?;
+            return Ok(Box::new(ShellClient {
+                docker: self.docker.clone(),
+                container: container.clone(),
+            }));
+        }
         Ok(Box::new(OzoneClient::new(om, self.retries)))
     }
 
@@ -358,6 +380,106 @@ struct OzoneClient {
     /// Lease workload: the open key id (the writer's client id) of each file this process
     /// hsync'd and has not closed.
     open: HashMap<String, u64>,
+}
+
+/// The stream workload's client: Ozone's own shell (`ozone sh`) run in a node's container, so
+/// the data goes through Ozone's streaming client to the datanodes. Each key's bytes are its
+/// name repeated (`yes KEY | head -c LENGTH`), so a read can tell whole from short or corrupt.
+struct ShellClient {
+    docker: Docker,
+    container: String,
+}
+
+/// `ozone sh key put --stream` of LENGTH pattern bytes at KEY ($1 = key, $2 = length).
+const STREAM_PUT: &str = r#"set -e
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+head -c "$2" < <(yes "$1") > "$d/data"  # not a pipeline: yes ends on SIGPIPE
+ozone sh key put --stream "o3://omservice/chaos/stream/$1" "$d/data""#;
+
+/// Reads KEY back whole ($1 = key) and prints `absent`, its length when the bytes are the
+/// pattern, or `LENGTH corrupt`.
+const STREAM_READ: &str = r#"d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+if ! ozone sh key get "o3://omservice/chaos/stream/$1" "$d/data" > "$d/err" 2>&1; then
+  if grep -q KEY_NOT_FOUND "$d/err"; then echo absent; exit 0; fi
+  tail -n 3 "$d/err" >&2; exit 1
+fi
+n=$(stat -c %s "$d/data")
+# coreutils only (the image may lack cmp): compare digests.
+want=$(head -c "$n" < <(yes "$1") | sha256sum)
+if [ "$(sha256sum < "$d/data")" = "$want" ]; then echo "$n"; else echo "$n corrupt"; fi"#;
+
+/// A final read's answer from STREAM_READ's output: `[]` (absent), `[length]` (the pattern),
+/// `["N bytes, not the pattern"]` (corrupt: a value no put wrote).
+pub fn stream_read_value(stdout: &str) -> Option<Value> {
+    let line = stdout.lines().map(str::trim).rfind(|l| !l.is_empty())?;
+    if line == "absent" {
+        return Some(json!([]));
+    }
+    match line.split_once(' ') {
+        None => line.parse::<u64>().ok().map(|n| json!([n])),
+        Some((n, "corrupt")) => n
+            .parse::<u64>()
+            .ok()
+            .map(|n| json!([format!("{n} bytes, not the pattern")])),
+        Some(_) => None,
+    }
+}
+
+impl ShellClient {
+    async fn script(
+        &self,
+        script: &str,
+        args: &[&str],
+    ) -> Result<crate::docker::ExecOutput, String> {
+        let mut cmd = vec![
+            "bash".to_string(),
+            "-c".into(),
+            script.into(),
+            "chaos".into(),
+        ];
+        cmd.extend(args.iter().map(|a| a.to_string()));
+        crate::docker::exec(&self.docker, &self.container, &cmd)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The last lines of what a command printed, for an outcome's reason.
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(2)..].join(" | ")
+}
+
+#[async_trait]
+impl SystemClient for ShellClient {
+    async fn invoke(&mut self, op: &Operation) -> Outcome {
+        match op.f {
+            "put" => {
+                let Some(length) = op.value.as_u64() else {
+                    return Outcome::Fail("ozone stream put needs a length".into());
+                };
+                match self
+                    .script(STREAM_PUT, &[&op.key, &length.to_string()])
+                    .await
+                {
+                    Ok(out) if out.code == 0 => Outcome::Ok(Value::from(length)),
+                    // The shell failed somewhere between the OM and the close: the key may
+                    // still have been committed.
+                    Ok(out) => Outcome::Info(format!("exit {}: {}", out.code, tail(&out.all))),
+                    Err(e) => Outcome::Fail(format!("exec: {e}")),
+                }
+            }
+            "final-read" => match self.script(STREAM_READ, &[&op.key]).await {
+                Ok(out) if out.code == 0 => match stream_read_value(&out.stdout) {
+                    Some(v) => Outcome::Ok(v),
+                    None => Outcome::Fail(format!("unreadable answer: {}", tail(&out.stdout))),
+                },
+                Ok(out) => Outcome::Fail(format!("exit {}: {}", out.code, tail(&out.all))),
+                Err(e) => Outcome::Fail(format!("exec: {e}")),
+            },
+            other => Outcome::Fail(format!("the ozone shell has no operation {other}")),
+        }
+    }
 }
 
 /// A lookup's answer as the converge check compares it.
@@ -806,6 +928,18 @@ pub mod admin {
         w
     }
 
+    /// Closes every OPEN container: the ids from `ozone admin container list --state=OPEN`
+    /// (JSON, a `"containerID" : n` field per container), one close each.
+    pub fn close_open_containers() -> Vec<String> {
+        words(&[
+            "bash",
+            "-c",
+            "set -o pipefail; ozone admin container list --state=OPEN --count=10000 \
+             | grep -o '\"containerID\" *: *[0-9]*' | grep -o '[0-9]*$' \
+             | xargs -r -n1 ozone admin container close",
+        ])
+    }
+
     pub fn prepare() -> Vec<String> {
         words(&[
             "ozone",
@@ -841,7 +975,7 @@ pub const ADMIN_ACTIONS: &[Action] = &[
 pub fn admin_commands(
     action: Action,
     targets: &[String],
-    container: Option<u64>,
+    container: Option<ContainerRef>,
     oms: &[&str],
 ) -> Result<Vec<Vec<String>>, String> {
     let om_targets = || -> Result<Vec<&String>, String> {
@@ -867,11 +1001,10 @@ pub fn admin_commands(
             .into_iter()
             .map(|om| admin::take_snapshot(oms, om))
             .collect(),
-        Action::CloseContainer => {
-            vec![admin::close_container(
-                container.ok_or("close-container needs `container:`")?,
-            )]
-        }
+        Action::CloseContainer => match container.ok_or("close-container needs `container:`")? {
+            ContainerRef::Id(id) => vec![admin::close_container(id)],
+            ContainerRef::Open => vec![admin::close_open_containers()],
+        },
         Action::Prepare => vec![admin::prepare()],
         other => return Err(format!("ozone has no admin action {other}")),
     })
@@ -1111,7 +1244,12 @@ mod tests {
             2
         );
         assert_eq!(
-            lines(admin_commands(Action::CloseContainer, &[], Some(1), &oms)),
+            lines(admin_commands(
+                Action::CloseContainer,
+                &[],
+                Some(ContainerRef::Id(1)),
+                &oms
+            )),
             ["ozone admin container close 1"]
         );
         assert_eq!(
@@ -1519,6 +1657,90 @@ mod tests {
         );
         let absent = om.call(OmRequest::lookup_key(VOLUME, FILES, "f9")).await;
         assert_eq!(lookup_answer(&absent), json!("absent"));
+    }
+
+    #[test]
+    fn stream_reads_become_durable_values() {
+        assert_eq!(stream_read_value("absent\n"), Some(json!([])));
+        assert_eq!(
+            stream_read_value("log line\n8388608\n"),
+            Some(json!([8388608]))
+        );
+        assert_eq!(
+            stream_read_value("4096 corrupt\n"),
+            Some(json!(["4096 bytes, not the pattern"]))
+        );
+        assert_eq!(stream_read_value(""), None);
+        assert_eq!(stream_read_value("Exception in thread main"), None);
+    }
+
+    /// The stream workload's shell scripts, run by bash with a stand-in `ozone` on PATH that
+    /// keeps keys as files (this tests the scripts' pattern, comparison and answers, not Ozone).
+    #[test]
+    fn the_stream_scripts_tell_whole_short_corrupt_and_absent() {
+        let dir = std::env::temp_dir().join(format!("chaos-stream-{}", std::process::id()));
+        let (bin, store) = (dir.join("bin"), dir.join("store"));
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&store).unwrap();
+        let fake = bin.join("ozone");
+        std::fs::write(
+            &fake,
+            "#!/bin/bash\n\
+             # ozone sh key put --stream URI FILE | ozone sh key get URI FILE\n\
+             case \"$3\" in\n\
+               put) cp \"$6\" \"$FAKE_STORE/${5##*/}\" ;;\n\
+               get) [ -f \"$FAKE_STORE/${4##*/}\" ] || { echo 'KEY_NOT_FOUND Key not found' >&2; exit 1; }\n\
+                    cp \"$FAKE_STORE/${4##*/}\" \"$5\" ;;\n\
+             esac\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let run = |script: &str, args: &[&str]| {
+            let out = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(script)
+                .arg("chaos")
+                .args(args)
+                .env(
+                    "PATH",
+                    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+                )
+                .env("FAKE_STORE", &store)
+                .output()
+                .unwrap();
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).to_string(),
+            )
+        };
+        assert_eq!(run(STREAM_PUT, &["s1", "1000"]).0, Some(0));
+        let written = std::fs::read(store.join("s1")).unwrap();
+        assert_eq!(written.len(), 1000);
+        assert!(written.starts_with(b"s1\ns1\n"));
+        let read = |key: &str| stream_read_value(&run(STREAM_READ, &[key]).1);
+        assert_eq!(read("s1"), Some(json!([1000])));
+        assert_eq!(read("s2"), Some(json!([])));
+        // A key that reads back short shows its length; one with other bytes is corrupt.
+        std::fs::write(store.join("s1"), &written[..600]).unwrap();
+        assert_eq!(read("s1"), Some(json!([600])));
+        std::fs::write(store.join("s1"), vec![0u8; 1000]).unwrap();
+        assert_eq!(read("s1"), Some(json!(["1000 bytes, not the pattern"])));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn close_container_takes_an_id_or_open() {
+        let oms = ["om1", "om2", "om3"];
+        let open =
+            admin_commands(Action::CloseContainer, &[], Some(ContainerRef::Open), &oms).unwrap();
+        assert_eq!(open.len(), 1);
+        assert!(open[0][2].contains("ozone admin container list --state=OPEN"));
+        assert!(open[0][2].contains("xargs -r -n1 ozone admin container close"));
+        let parse = |text: &str| serde_saphyr::from_str::<ContainerRef>(text);
+        assert_eq!(parse("open").unwrap(), ContainerRef::Open);
+        assert_eq!(parse("7").unwrap(), ContainerRef::Id(7));
+        assert!(parse("closed").is_err());
     }
 
     #[test]
