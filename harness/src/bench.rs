@@ -217,6 +217,7 @@ async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
         &AdapterSettings {
             workload: WorkloadKind::Register,
             retries: 0,
+            resend_after: Duration::ZERO,
             read: ReadConsistency::Linearizable,
             connect_timeout: Duration::from_secs(1),
             s3: None,
@@ -430,6 +431,7 @@ async fn s3_workload(
         &AdapterSettings {
             workload: WorkloadKind::S3Object,
             retries: 0,
+            resend_after: Duration::ZERO,
             read: ReadConsistency::Linearizable,
             connect_timeout: Duration::from_secs(1),
             s3: Some(spec),

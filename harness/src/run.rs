@@ -270,6 +270,7 @@ async fn drive(
     let settings = AdapterSettings {
         workload: spec.workload.kind.value,
         retries: spec.workload.retries,
+        resend_after: spec.workload.resend_after.0,
         read: spec.workload.read,
         connect_timeout: Duration::from_secs(1),
         s3: spec.s3.clone(),

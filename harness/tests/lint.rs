@@ -70,6 +70,10 @@ fn broken_scenarios_are_located_and_rejected() {
             "5:9: workload.kind: system `etcd` has no lease workload (it has: register, create)",
         ),
         (
+            "resend-after-without-retries.yaml",
+            "5:9: workload.resend-after: resend-after applies to resends: set `retries` too",
+        ),
+        (
             "lease-on-create.yaml",
             "8:10: workload.lease: `lease:` applies to the lease workload only",
         ),

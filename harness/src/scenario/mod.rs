@@ -199,6 +199,10 @@ pub struct WorkloadSpec {
     /// libraries do (0: never; the operation is then recorded as info).
     #[serde(default)]
     pub retries: u32,
+    /// How long a client waits before each such resend (0: at once). Lets a scenario change
+    /// the cluster between a lost answer and its resend (restart every OM, say).
+    #[serde(default = "no_wait", rename = "resend-after")]
+    pub resend_after: Dur,
     /// s3-object: relative weights of the operations (default get 4, put 2, delete 1,
     /// put-if-none-match 2, put-if-match 2; a weight left out is 0).
     #[serde(default)]
@@ -270,6 +274,9 @@ impl Default for LeaseSpec {
     }
 }
 
+fn no_wait() -> Dur {
+    Dur(Duration::ZERO)
+}
 fn default_lease_files() -> u32 {
     1
 }
@@ -1573,6 +1580,13 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
                     .into(),
             ));
         }
+    }
+    if w.retries == 0 && !w.resend_after.0.is_zero() {
+        section_problems.push((
+            w.kind.referenced,
+            "workload.resend-after".into(),
+            "resend-after applies to resends: set `retries` too".into(),
+        ));
     }
     for (at, key, message) in section_problems {
         problems.at(&at, key, message);

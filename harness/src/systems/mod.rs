@@ -89,6 +89,8 @@ pub struct AdapterSettings {
     pub workload: WorkloadKind,
     /// How often a client resends a request whose answer never came (0: never).
     pub retries: u32,
+    /// How long a client waits before such a resend.
+    pub resend_after: Duration,
     pub read: ReadConsistency,
     /// Bounds connecting to a node; a refused or timed-out connect means nothing was sent.
     pub connect_timeout: Duration,

@@ -102,6 +102,7 @@ pub struct Ozone {
     shells: BTreeMap<String, String>,
     docker: Docker,
     retries: u32,
+    resend_after: Duration,
     connect_timeout: Duration,
     /// Volume and bucket created once per run.
     setup: Arc<OnceCell<()>>,
@@ -138,6 +139,7 @@ impl Ozone {
             shells,
             docker: cluster.docker().clone(),
             retries: settings.retries,
+            resend_after: settings.resend_after,
             connect_timeout: settings.connect_timeout,
             setup: Arc::new(OnceCell::new()),
             s3: (settings.workload == WorkloadKind::S3Object)
@@ -326,7 +328,9 @@ impl SystemAdapter for Ozone {
                 container: container.clone(),
             }));
         }
-        Ok(Box::new(OzoneClient::new(om, self.retries)))
+        let mut client = OzoneClient::new(om, self.retries);
+        client.resend_after = self.resend_after;
+        Ok(Box::new(client))
     }
 
     /// Each OM made leader in turn (a follower does not serve reads) and asked alone for every
@@ -377,6 +381,8 @@ impl SystemAdapter for Ozone {
 struct OzoneClient {
     om: OmClient,
     retries: u32,
+    /// Wait before each resend (the scenario changes the cluster meanwhile).
+    resend_after: Duration,
     /// Lease workload: the open key id (the writer's client id) of each file this process
     /// hsync'd and has not closed.
     open: HashMap<String, u64>,
@@ -586,6 +592,7 @@ impl OzoneClient {
         OzoneClient {
             om,
             retries,
+            resend_after: Duration::ZERO,
             open: HashMap::new(),
         }
     }
@@ -662,6 +669,7 @@ impl OzoneClient {
         let mut attempt = 1;
         while attempt <= self.retries && !answered(&result) {
             // Sent, and the answer never came: resend the very same call (client id, call id).
+            tokio::time::sleep(self.resend_after).await;
             attempt += 1;
             result = self.resend(&record).await;
         }
@@ -1557,6 +1565,20 @@ mod tests {
         }
         // ...although the key holds the value: a read of 3 after a failed create of 3.
         assert_eq!(state.lock().unwrap().keys.get("c1"), Some(&3));
+    }
+
+    /// With resend-after, the resend comes that much later (a scenario restarts every OM in
+    /// between); here the fake keeps its retry cache, so the late resend is answered OK.
+    #[tokio::test]
+    async fn a_resend_waits_resend_after() {
+        let state = Arc::new(std::sync::Mutex::new(fake::State::default()));
+        state.lock().unwrap().lose_next_rename_reply = true;
+        let mut c = client_of(&state, 1).await;
+        c.resend_after = Duration::from_millis(300);
+        let start = std::time::Instant::now();
+        assert!(matches!(c.invoke(&cas("c1", 3)).await, Outcome::Ok(_)));
+        assert!(start.elapsed() >= Duration::from_millis(300));
+        assert_eq!(state.lock().unwrap().renames_applied, 1);
     }
 
     /// Without retries, a lost answer is an unknown outcome.
