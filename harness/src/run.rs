@@ -364,6 +364,14 @@ async fn drive(
             config.rate,
             crate::scenario::units::format_duration(config.duration)
         );
+    } else if config.kind == crate::scenario::WorkloadKind::Stream {
+        eprintln!(
+            "workload: {} processes streaming fresh keys of {} bytes, {}/s for {}",
+            config.processes,
+            config.stream_length,
+            config.rate,
+            crate::scenario::units::format_duration(config.duration)
+        );
     } else {
         eprintln!(
             "workload: {} processes, {} keys, {}/s for {}",

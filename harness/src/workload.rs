@@ -28,7 +28,7 @@ pub struct WorkloadConfig {
     /// Process slot i talks to nodes[i % len].
     pub nodes: Vec<String>,
     pub seed: u64,
-    /// Keys a create or lease workload made, for the final reads.
+    /// Keys a create, lease or stream workload made, for the final reads.
     pub created: std::sync::Mutex<Vec<String>>,
     /// s3-object: weights of the operations.
     pub mix: S3Mix,
