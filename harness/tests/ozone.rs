@@ -62,19 +62,19 @@ fn ozone_scenarios_trigger_on_named_lines() {
     assert!(seen >= 2);
 }
 
-/// A tag that exists nowhere: the run must stop before starting anything, exit 255, and say how
-/// to get the image. OZONE_VERSION picks the tag (`${OZONE_VERSION:-2.1.1}` in the compose file).
-#[test]
-fn run_without_the_image_exits_255_with_the_pull_line() {
-    let scenario = repo().join("scenarios/ozone/retry-after-restart.yaml");
+/// `chaos run ARGS` with a tag that exists nowhere: it must stop before starting anything,
+/// exit 255 and say (on both streams) how to get the image. OZONE_VERSION picks the tag
+/// (`${OZONE_VERSION:-2.1.1}` in the compose file). Returns stderr.
+fn run_without_the_image(args: &[&std::ffi::OsStr]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_chaos"))
-        .args(["run", scenario.to_str().unwrap()])
+        .arg("run")
+        .args(args)
         .env("OZONE_VERSION", "0.0.0-chaos-missing")
         .current_dir(repo())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(255), "{stdout}\n{stderr}");
     assert!(
         stdout.contains("docker pull apache/ozone:0.0.0-chaos-missing"),
@@ -84,6 +84,13 @@ fn run_without_the_image_exits_255_with_the_pull_line() {
         stderr.contains("    docker pull apache/ozone:0.0.0-chaos-missing\n"),
         "{stderr}"
     );
+    stderr
+}
+
+#[test]
+fn run_without_the_image_exits_255_with_the_pull_line() {
+    let scenario = repo().join("scenarios/ozone/retry-after-restart.yaml");
+    let stderr = run_without_the_image(&[scenario.as_os_str()]);
     assert!(
         stderr.contains("not yet run against a live cluster"),
         "{stderr}"
@@ -97,24 +104,12 @@ fn run_without_the_image_exits_255_with_the_pull_line() {
 fn run_with_scm_ha_without_the_image_exits_255_with_the_pull_line() {
     let scenario = repo().join("scenarios/ozone/retry-after-restart.yaml");
     let runs = repo().join(format!("target/tmp/scm-ha-runs-{}", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_chaos"))
-        .args(["run", "--scm-ha", scenario.to_str().unwrap(), "--out"])
-        .arg(&runs)
-        .env("OZONE_VERSION", "0.0.0-chaos-missing")
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(255), "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains("    docker pull apache/ozone:0.0.0-chaos-missing\n"),
-        "{stderr}"
-    );
-    assert!(
-        stdout.contains("docker pull apache/ozone:0.0.0-chaos-missing"),
-        "{stdout}"
-    );
+    run_without_the_image(&[
+        "--scm-ha".as_ref(),
+        scenario.as_os_str(),
+        "--out".as_ref(),
+        runs.as_os_str(),
+    ]);
     // The run folder says which cluster it was and how to play it again.
     let latest = runs.join("ozone-retry-after-restart/latest/result.json");
     let result: serde_json::Value =
