@@ -58,7 +58,8 @@ pub struct Event {
         deserialize_with = "de_opt_string"
     )]
     pub node: Option<String>,
-    /// Retry identity (with `call`): a retried invocation repeats both.
+    /// Retry identity (with `call`): a retried invocation repeats both. On the invocation, or
+    /// on the completion when the client learns it only while performing the operation.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -249,6 +250,10 @@ impl History {
                     if op.key.is_none() {
                         op.key = e.key.clone();
                     }
+                    if op.client.is_none() && op.call.is_none() {
+                        op.client = e.client.clone();
+                        op.call = e.call.clone();
+                    }
                 }
             }
         }
@@ -271,6 +276,11 @@ impl History {
         groups
     }
 }
+
+/// The `f` of an operation that sends an earlier call again, byte for byte (same client and
+/// call id): a correct system answers it as it answered the first and changes nothing, so the
+/// linearizability models leave it out and `retry-consistent` judges it.
+pub const RESEND: &str = "resend";
 
 /// Renders a JSON value compactly the way a person would write it (strings unquoted
 /// only when they are bare words).

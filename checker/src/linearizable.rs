@@ -216,6 +216,10 @@ pub fn check(
     let start = Instant::now();
     let stop = AtomicBool::new(false);
     let mut groups = history.by_key();
+    for (_, ops) in groups.iter_mut() {
+        ops.retain(|op| op.f != crate::history::RESEND);
+    }
+    groups.retain(|(_, ops)| !ops.is_empty());
     groups.sort_by(|a, b| a.0.cmp(&b.0));
     let total: usize = groups.iter().map(|g| g.1.len()).sum();
     // Spawning costs tens of microseconds (and asking for the parallelism reads

@@ -108,6 +108,44 @@ fn retry_lists_duplicates_and_disagreements() {
     assert!(r.text().contains("client c1 call 7"), "{}", r.text());
 }
 
+/// Ozone's create learns its rename's call id while it runs: the identity comes on the
+/// completion. A later resend of the answered call (f `resend`) answered differently is a
+/// disagreement; the linearizability models leave resends out.
+#[test]
+fn retry_identity_on_the_completion_and_resends() {
+    use EventType::*;
+    let with = |mut e: Event, client: &str, call: &str| {
+        e.client = Some(client.into());
+        e.call = Some(call.into());
+        e
+    };
+    let h = History::from_events(vec![
+        ev(0, Invoke, "cas", Some("c1"), json!([null, 1])),
+        with(ev(0, Ok, "cas", Some("c1"), json!([null, 1])), "cl", "2"),
+        ev(0, Invoke, "resend", Some("c1"), json!([null, 1])),
+        with(
+            ev(0, Fail, "resend", Some("c1"), json!([null, 1])),
+            "cl",
+            "2",
+        ),
+        ev(1, Invoke, "read", Some("c1"), Value::Null),
+        ev(1, Ok, "read", Some("c1"), json!(1)),
+    ])
+    .unwrap();
+    assert_eq!(h.ops[0].client.as_deref(), Some("cl"));
+    assert_eq!(h.ops[0].call.as_deref(), Some("2"));
+    let r = retry::check(&h);
+    assert_eq!(r.verdict, Verdict::Illegal);
+    assert_eq!(r.inconsistent, 1);
+    let lin = checker::linearizable::check(
+        &h,
+        ModelKind::CasRegister,
+        &checker::linearizable::Budget::default(),
+    )
+    .unwrap();
+    assert_eq!(lin.verdict, Verdict::Ok);
+}
+
 #[test]
 fn counts_per_kind() {
     use EventType::*;

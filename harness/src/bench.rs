@@ -218,6 +218,7 @@ async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
             workload: WorkloadKind::Register,
             retries: 0,
             resend_after: Duration::ZERO,
+            sends_duplicates: false,
             read: ReadConsistency::Linearizable,
             connect_timeout: Duration::from_secs(1),
             s3: None,
@@ -240,6 +241,7 @@ async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
         mix: crate::scenario::S3Mix::DEFAULT,
         burst: false,
         stream_length: 1,
+        duplicate_after: None,
     });
     let (wall, cpu, ops) = measure(adapter, &recorder, config).await;
     println!(
@@ -432,6 +434,7 @@ async fn s3_workload(
             workload: WorkloadKind::S3Object,
             retries: 0,
             resend_after: Duration::ZERO,
+            sends_duplicates: false,
             read: ReadConsistency::Linearizable,
             connect_timeout: Duration::from_secs(1),
             s3: Some(spec),
@@ -460,6 +463,7 @@ async fn s3_workload(
         mix: crate::scenario::S3Mix::DEFAULT,
         burst: false,
         stream_length: 1,
+        duplicate_after: None,
     });
     let (wall, cpu, ops) = measure(adapter, &recorder, config).await;
     let history = checker::read_history(&path, checker::Format::Jsonl)

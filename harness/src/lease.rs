@@ -240,6 +240,7 @@ mod tests {
             mix: S3Mix::DEFAULT,
             burst: false,
             stream_length: 1,
+            duplicate_after: None,
         });
         let shape = LeaseSpec {
             files: 2,

@@ -98,6 +98,20 @@ impl Recorder {
     }
 
     pub fn complete(&self, process: u64, op: &Operation, outcome: &Outcome, node: &str) {
+        self.complete_identified(process, op, outcome, node, None);
+    }
+
+    /// A completion with the retry identity (client id, call id) of the call that decided it,
+    /// when the client learned it while performing the operation (`retry-consistent` groups by
+    /// it).
+    pub fn complete_identified(
+        &self,
+        process: u64,
+        op: &Operation,
+        outcome: &Outcome,
+        node: &str,
+        identity: Option<(String, String)>,
+    ) {
         let (kind, value, error) = match outcome {
             Outcome::Ok(v) => ("ok", v.clone(), None),
             Outcome::Fail(e) => ("fail", op_value(op), Some(e.clone())),
@@ -109,6 +123,10 @@ impl Recorder {
         });
         if let Some(error) = error {
             event["error"] = json!(error);
+        }
+        if let Some((client, call)) = identity {
+            event["client"] = json!(client);
+            event["call"] = json!(call);
         }
         self.write(event);
         self.completed.send_modify(|n| *n += 1);

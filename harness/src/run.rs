@@ -271,6 +271,7 @@ async fn drive(
         workload: spec.workload.kind.value,
         retries: spec.workload.retries,
         resend_after: spec.workload.resend_after.0,
+        sends_duplicates: spec.workload.duplicate_after.is_some(),
         read: spec.workload.read,
         connect_timeout: Duration::from_secs(1),
         s3: spec.s3.clone(),
@@ -334,6 +335,7 @@ async fn drive(
             .as_ref()
             .map_or(crate::scenario::S3Mix::DEFAULT, |m| m.value),
         burst: spec.workload.burst,
+        duplicate_after: spec.workload.duplicate_after.map(|d| d.0),
         stream_length: spec.workload.stream.as_ref().map_or_else(
             || crate::scenario::StreamSpec::default().length,
             |s| s.value.length,

@@ -1,7 +1,7 @@
 //! Workloads: processes (Jepsen's sense: at most one operation in flight each) that issue
 //! operations at a set rate through a system adapter's clients, and record each one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -36,6 +36,8 @@ pub struct WorkloadConfig {
     pub burst: bool,
     /// stream: bytes per put.
     pub stream_length: u64,
+    /// create: send every call answered OK once more this long after its answer (`resend`).
+    pub duplicate_after: Option<Duration>,
 }
 
 /// Operations that change nothing: when they fail or time out, they certainly did not take
@@ -96,6 +98,8 @@ async fn process_loop(
     let mut client: Option<Box<dyn SystemClient>> = None;
     // The last value this process saw per key: what its cas operations expect.
     let mut last_seen: HashMap<String, Value> = HashMap::new();
+    // duplicate-after: creates this client saw answered OK, oldest first, to send again.
+    let mut answered: VecDeque<(Instant, Operation)> = VecDeque::new();
     loop {
         tokio::select! {
             _ = cancel.cancelled() => return,
@@ -116,7 +120,16 @@ async fn process_loop(
         let Some(active) = client.as_mut() else {
             continue;
         };
-        let op = next_operation(&config, &mut rng, &last_seen, &values);
+        let due = config
+            .duplicate_after
+            .is_some_and(|after| answered.front().is_some_and(|(t, _)| t.elapsed() >= after));
+        let op = match due.then(|| answered.pop_front()).flatten() {
+            Some((_, first)) => Operation {
+                f: checker::history::RESEND,
+                ..first
+            },
+            None => next_operation(&config, &mut rng, &last_seen, &values),
+        };
         recorder.invoke(process, &op, &node);
         let outcome = tokio::select! {
             // Cancelled mid-operation: the invocation stays open, which the checker reads as
@@ -128,7 +141,10 @@ async fn process_loop(
                 Err(_) => Outcome::Info("timeout".into()),
             },
         };
-        recorder.complete(process, &op, &outcome, &node);
+        recorder.complete_identified(process, &op, &outcome, &node, active.last_call());
+        if config.duplicate_after.is_some() && op.f == "cas" && matches!(outcome, Outcome::Ok(_)) {
+            answered.push_back((Instant::now(), op.clone()));
+        }
         match &outcome {
             Outcome::Ok(value) if config.kind == WorkloadKind::S3Object => {
                 // What put-if-match expects: the last ETag this process saw for the key.
@@ -154,6 +170,8 @@ async fn process_loop(
                 // number, new connection) takes the slot.
                 process += u64::from(config.processes);
                 client = None;
+                // The new client cannot send the old one's calls again.
+                answered.clear();
             }
         }
     }
@@ -372,6 +390,7 @@ mod tests {
             mix: S3Mix::DEFAULT,
             burst: false,
             stream_length: 1,
+            duplicate_after: None,
         }
     }
 
@@ -448,6 +467,85 @@ mod tests {
         let seen: HashMap<String, Value> = (0..3).map(|k| (format!("o{k}"), json!("e1"))).collect();
         let op = next_operation(&config, &mut rng, &seen, &values);
         assert_eq!(op.value["if_match"], "e1");
+    }
+
+    /// A client that answers every operation OK and names the key as its call id.
+    struct Echo {
+        last: Option<(String, String)>,
+    }
+
+    #[async_trait::async_trait]
+    impl SystemClient for Echo {
+        async fn invoke(&mut self, op: &Operation) -> Outcome {
+            self.last = Some(("client".into(), op.key.clone()));
+            Outcome::Ok(op.value.clone())
+        }
+        fn last_call(&self) -> Option<(String, String)> {
+            self.last.clone()
+        }
+    }
+
+    struct EchoAdapter;
+
+    #[async_trait::async_trait]
+    impl SystemAdapter for EchoAdapter {
+        async fn roles(&self) -> std::collections::BTreeMap<String, crate::scenario::Role> {
+            Default::default()
+        }
+        async fn connect(&self, _node: &str) -> Result<Box<dyn SystemClient>, String> {
+            Ok(Box::new(Echo { last: None }))
+        }
+    }
+
+    /// duplicate-after: every create answered OK is sent again (`resend`) once it is that old,
+    /// and completions carry the client's retry identity.
+    #[tokio::test]
+    async fn answered_creates_are_sent_again_after_the_delay() {
+        let dir = std::env::temp_dir().join(format!("chaos-dup-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("history.jsonl");
+        let recorder = Arc::new(Recorder::create(&path, Instant::now()).unwrap());
+        let mut c = config();
+        c.kind = WorkloadKind::Create;
+        c.processes = 1;
+        c.rate = 20.0;
+        c.duration = Duration::from_millis(1500);
+        c.duplicate_after = Some(Duration::from_millis(500));
+        run(
+            Arc::new(EchoAdapter),
+            recorder,
+            Arc::new(c),
+            CancellationToken::new(),
+        )
+        .await;
+        let events: Vec<Value> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let oks = |f: &str| -> Vec<Value> {
+            events
+                .iter()
+                .filter(|e| e["type"] == "ok" && e["f"] == f)
+                .cloned()
+                .collect()
+        };
+        let (creates, resends) = (oks("cas"), oks("resend"));
+        assert!(creates.len() >= 5 && !resends.is_empty(), "{events:?}");
+        // Each resend repeats an earlier create: same key, same value, same identity.
+        for r in &resends {
+            let first = creates.iter().find(|c| c["key"] == r["key"]).unwrap();
+            assert_eq!(first["value"], r["value"]);
+            assert_eq!(
+                (&first["client"], &first["call"]),
+                (&r["client"], &r["call"])
+            );
+        }
+        // The oldest creates come back first, each once.
+        let keys: Vec<&Value> = resends.iter().map(|r| &r["key"]).collect();
+        let firsts: Vec<&Value> = creates.iter().take(keys.len()).map(|c| &c["key"]).collect();
+        assert_eq!(keys, firsts);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -203,6 +203,11 @@ pub struct WorkloadSpec {
     /// the cluster between a lost answer and its resend (restart every OM, say).
     #[serde(default = "no_wait", rename = "resend-after")]
     pub resend_after: Dur,
+    /// create (ozone): send every call answered OK once more, this long after its answer, the
+    /// very same call (same client and call id), recorded as `resend`: a correct system answers
+    /// it as it answered the first (`retry-consistent`).
+    #[serde(default, rename = "duplicate-after")]
+    pub duplicate_after: Option<Dur>,
     /// s3-object: relative weights of the operations (default get 4, put 2, delete 1,
     /// put-if-none-match 2, put-if-match 2; a weight left out is 0).
     #[serde(default)]
@@ -1580,6 +1585,13 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
                     .into(),
             ));
         }
+    }
+    if w.duplicate_after.is_some() && w.kind.value != WorkloadKind::Create {
+        section_problems.push((
+            w.kind.referenced,
+            "workload.duplicate-after".into(),
+            "duplicate-after applies to the create workload only".into(),
+        ));
     }
     if w.retries == 0 && !w.resend_after.0.is_zero() {
         section_problems.push((

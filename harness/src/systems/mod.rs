@@ -91,6 +91,8 @@ pub struct AdapterSettings {
     pub retries: u32,
     /// How long a client waits before such a resend.
     pub resend_after: Duration,
+    /// The workload sends answered calls again (`resend`): the client keeps them for that.
+    pub sends_duplicates: bool,
     pub read: ReadConsistency,
     /// Bounds connecting to a node; a refused or timed-out connect means nothing was sent.
     pub connect_timeout: Duration,
@@ -165,4 +167,10 @@ pub trait SystemAdapter: Send + Sync {
 pub trait SystemClient: Send {
     /// Performs one operation. Timeouts are the workload's business (it wraps this call).
     async fn invoke(&mut self, op: &Operation) -> Outcome;
+
+    /// The retry identity (client id, call id) of the call that decided the last operation,
+    /// for clients that can resend a call byte for byte (Ozone's rename); None otherwise.
+    fn last_call(&self) -> Option<(String, String)> {
+        None
+    }
 }

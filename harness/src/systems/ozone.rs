@@ -103,6 +103,7 @@ pub struct Ozone {
     docker: Docker,
     retries: u32,
     resend_after: Duration,
+    sends_duplicates: bool,
     connect_timeout: Duration,
     /// Volume and bucket created once per run.
     setup: Arc<OnceCell<()>>,
@@ -140,6 +141,7 @@ impl Ozone {
             docker: cluster.docker().clone(),
             retries: settings.retries,
             resend_after: settings.resend_after,
+            sends_duplicates: settings.sends_duplicates,
             connect_timeout: settings.connect_timeout,
             setup: Arc::new(OnceCell::new()),
             s3: (settings.workload == WorkloadKind::S3Object)
@@ -330,6 +332,7 @@ impl SystemAdapter for Ozone {
         }
         let mut client = OzoneClient::new(om, self.retries);
         client.resend_after = self.resend_after;
+        client.keep_answered = self.sends_duplicates;
         Ok(Box::new(client))
     }
 
@@ -386,6 +389,20 @@ struct OzoneClient {
     /// Lease workload: the open key id (the writer's client id) of each file this process
     /// hsync'd and has not closed.
     open: HashMap<String, u64>,
+    /// Each created key's rename, answered OK: what a `resend` sends again (kept only when
+    /// the workload sends duplicates).
+    answered: HashMap<String, CallRecord>,
+    keep_answered: bool,
+    /// The retry identity of the call that decided the last operation.
+    last: Option<(String, String)>,
+}
+
+/// A call's retry identity as the history records it: the RPC client id (a UUID) and call id.
+fn identity(record: &CallRecord) -> (String, String) {
+    (
+        ozone_rpc::uuid_string(&record.client_id),
+        record.call_id.to_string(),
+    )
 }
 
 /// The stream workload's client: Ozone's own shell (`ozone sh`) run in a node's container, so
@@ -528,7 +545,12 @@ fn error_outcome(e: &OmError) -> Outcome {
 
 #[async_trait]
 impl SystemClient for OzoneClient {
+    fn last_call(&self) -> Option<(String, String)> {
+        self.last.clone()
+    }
+
     async fn invoke(&mut self, op: &Operation) -> Outcome {
+        self.last = None;
         match op.f {
             "read" => match self
                 .om
@@ -547,6 +569,24 @@ impl SystemClient for OzoneClient {
                     return Outcome::Fail("ozone cas needs [null, n]".into());
                 };
                 self.create(&op.key, size, &op.value).await
+            }
+            // The rename that created the key, sent again byte for byte (duplicate-after): the
+            // OM must answer it from its retry cache as it did the first time.
+            "resend" => {
+                let Some(record) = self.answered.remove(&op.key) else {
+                    return Outcome::Fail(format!("no answered call created {}", op.key));
+                };
+                self.last = Some(identity(&record));
+                match self.resend(&record).await {
+                    Ok(r) if r.is_ok() => Outcome::Ok(op.value.clone()),
+                    Ok(r) if r.status == Status::KEY_ALREADY_EXISTS => Outcome::Fail(format!(
+                        "already exists (call {} sent again)",
+                        record.call_id
+                    )),
+                    Ok(r) if r.outcome() == ozone_rpc::Outcome::Info => Outcome::Info(describe(&r)),
+                    Ok(r) => Outcome::Fail(describe(&r)),
+                    Err(e) => error_outcome(&e),
+                }
             }
             "hsync" | "close" => {
                 let Some(length) = op.value.as_u64() else {
@@ -594,6 +634,9 @@ impl OzoneClient {
             retries,
             resend_after: Duration::ZERO,
             open: HashMap::new(),
+            answered: HashMap::new(),
+            keep_answered: false,
+            last: None,
         }
     }
 
@@ -678,8 +721,14 @@ impl OzoneClient {
         } else {
             String::new()
         };
+        self.last = Some(identity(&record));
         match result {
-            Ok(r) if r.is_ok() => Outcome::Ok(value.clone()),
+            Ok(r) if r.is_ok() => {
+                if self.keep_answered {
+                    self.answered.insert(key.to_owned(), record);
+                }
+                Outcome::Ok(value.clone())
+            }
             Ok(r) if r.status == Status::KEY_ALREADY_EXISTS => {
                 Outcome::Fail(format!("already exists{note}"))
             }
@@ -1349,6 +1398,13 @@ mod tests {
             pub renames_applied: usize,
         }
 
+        impl State {
+            /// What a restart of every OM does to the retry cache: it is gone.
+            pub fn restart(&mut self) {
+                self.cache.clear();
+            }
+        }
+
         fn apply(st: &mut State, req: &OmRequest) -> OmResponse {
             let r = |cmd, status| OmResponse::new(cmd, status);
             match &req.body {
@@ -1579,6 +1635,51 @@ mod tests {
         assert!(matches!(c.invoke(&cas("c1", 3)).await, Outcome::Ok(_)));
         assert!(start.elapsed() >= Duration::from_millis(300));
         assert_eq!(state.lock().unwrap().renames_applied, 1);
+    }
+
+    /// duplicate-after: the rename that created a key, answered OK, is sent again byte for
+    /// byte; an OM with its retry cache answers it OK again, an OM that lost it (every OM
+    /// restarted) executes it again: KEY_ALREADY_EXISTS. Both carry the rename's identity.
+    #[tokio::test]
+    async fn a_duplicate_of_an_answered_rename() {
+        let state = Arc::new(std::sync::Mutex::new(fake::State::default()));
+        let mut c = client_of(&state, 0).await;
+        c.keep_answered = true;
+        let resend = |key: &str, v: u64| Operation {
+            f: "resend",
+            key: key.into(),
+            value: json!([null, v]),
+        };
+        assert!(matches!(c.invoke(&cas("c1", 3)).await, Outcome::Ok(_)));
+        let first = c.last_call().unwrap();
+        assert!(matches!(c.invoke(&cas("c2", 4)).await, Outcome::Ok(_)));
+        let second = c.last_call().unwrap();
+        assert_eq!(first.0, second.0, "one client id");
+        assert_ne!(first.1, second.1, "a call id each");
+        // Answered from the retry cache: the same answer, the same identity.
+        let again = c.invoke(&resend("c1", 3)).await;
+        assert!(
+            matches!(&again, Outcome::Ok(v) if *v == json!([null, 3])),
+            "{again:?}"
+        );
+        assert_eq!(c.last_call(), Some(first));
+        // After a restart of every OM the cache is gone: the rename runs again and fails.
+        state.lock().unwrap().restart();
+        match c.invoke(&resend("c2", 4)).await {
+            Outcome::Fail(why) => assert!(why.starts_with("already exists (call "), "{why}"),
+            o => panic!("{o:?}"),
+        }
+        assert_eq!(c.last_call(), Some(second));
+        assert_eq!(state.lock().unwrap().renames_applied, 2);
+        // A key this client did not create cannot be sent again; reads carry no identity.
+        assert!(matches!(c.invoke(&resend("c9", 1)).await, Outcome::Fail(_)));
+        let read = Operation {
+            f: "read",
+            key: "c1".into(),
+            value: Value::Null,
+        };
+        c.invoke(&read).await;
+        assert_eq!(c.last_call(), None);
     }
 
     /// Without retries, a lost answer is an unknown outcome.
