@@ -1128,7 +1128,7 @@ pub const TRIGGERS: &[NamedTrigger] = &[
     },
     NamedTrigger {
         name: "put-block-failed",
-        printed_by: "datanode (audit log, a file: see README)",
+        printed_by: "datanode audit log (a file, tailed into the output by the compose profile)",
         regex: r"op=PUT_BLOCK .*\| ret=FAILURE",
         source: "Ozone 2.x datanode audit (AuditMessage, dn-audit-log4j2.properties)",
     },
