@@ -9,7 +9,12 @@
 //!   SIMPLE auth): the `create` workload creates a key "if absent" as Ozone can, by committing a
 //!   staging key and renaming it onto the target (a rename onto an existing key answers
 //!   KEY_ALREADY_EXISTS); a rename whose answer never came is resent byte for byte (same client
-//!   id and call id) `retries` times, which is what the OM retry cache must recognise;
+//!   id and call id) `retries` times, which is what the OM retry cache must recognise, and
+//!   `duplicate-after` sends answered renames again; the `lease` workload hsyncs, recovers and
+//!   closes files in an FSO bucket with the same client;
+//! - the `stream` workload runs Ozone's own shell (`ozone sh key put --stream`) in a node's
+//!   container ([`ShellClient`]);
+//! - per-OM lookups for `converge: { lookups: true }`: each OM made leader in turn;
 //! - roles from `ozone admin om roles --json` run in an OM container;
 //! - Ratis indexes of each OM from its /prom page ([`parse_prom`]);
 //! - admin command lines ([`admin`]) and named log triggers ([`TRIGGERS`]) for scenarios.
@@ -51,10 +56,12 @@ pub const STREAM: &str = "stream";
 
 /// Printed by `chaos run` for this system, so nobody mistakes a green run of the harness for a
 /// tested integration.
-pub const NOT_YET_LIVE: &str = "ozone: not yet run against a live cluster. The compose profile, \
-the native OM client (ozone-rpc), roles from `ozone admin om roles --json`, the /prom probe, the \
-admin command lines and the log-trigger regexes are built to published interfaces and tested on \
-recorded outputs only (harness/tests/fixtures/ozone); expect the first live run to need fixes.";
+pub const NOT_YET_LIVE: &str = "ozone: not yet run against a live cluster. The compose profiles, \
+the native OM client (ozone-rpc: create, rename, hsync, recoverLease, lookup), roles from `ozone \
+admin om roles --json`, the /prom probe, the per-OM lookups, the `ozone sh` scripts of the stream \
+workload, the admin command lines and the log-trigger regexes are built to published interfaces \
+and tested on recorded outputs only (harness/tests/fixtures/ozone); expect the first live run to \
+need fixes.";
 
 pub const INFO: SystemInfo = SystemInfo {
     name: "ozone",
