@@ -140,7 +140,12 @@ pub fn judge_lookups(lookups: &Lookups) -> Value {
                 .map(|(node, a)| format!("{node} {}", describe_answer(a)))
                 .collect::<Vec<_>>()
                 .join(", ");
-            disagreements.push(json!({ "key": key, "answers": answers.iter().map(|(n, a)| ((*n).clone(), (*a).clone())).collect::<BTreeMap<String, Value>>(), "summary": format!("{key}: {who}") }));
+            let by_node: BTreeMap<&String, &Value> = answers.iter().copied().collect();
+            disagreements.push(json!({
+                "key": key,
+                "answers": by_node,
+                "summary": format!("{key}: {who}"),
+            }));
         }
     }
     let (verdict, summary) = if !disagreements.is_empty() {
