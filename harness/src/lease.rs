@@ -178,7 +178,7 @@ mod tests {
 
     use super::*;
     use crate::scenario::units::Dur;
-    use crate::scenario::{Role, S3Mix, WorkloadKind};
+    use crate::scenario::{Role, WorkloadKind};
 
     /// Each step: (seconds since the start, f, file).
     type Steps = Arc<Mutex<Vec<(u64, &'static str, String)>>>;
@@ -228,19 +228,11 @@ mod tests {
             steps: steps.clone(),
         });
         let config = Arc::new(WorkloadConfig {
-            kind: WorkloadKind::Lease,
-            processes: 1,
-            keys: 1,
             rate: 0.5,
             duration: Duration::from_secs(40),
             timeout: Duration::from_secs(5),
             nodes: vec!["om1".into()],
-            seed: 1,
-            created: Default::default(),
-            mix: S3Mix::DEFAULT,
-            burst: false,
-            stream_length: 1,
-            duplicate_after: None,
+            ..WorkloadConfig::example(WorkloadKind::Lease)
         });
         let shape = LeaseSpec {
             files: 2,

@@ -373,12 +373,11 @@ pub async fn final_reads(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn config() -> WorkloadConfig {
+impl WorkloadConfig {
+    /// A small configuration for unit tests: `kind` on node `a`, the rest at test values.
+    pub(crate) fn example(kind: WorkloadKind) -> Self {
         WorkloadConfig {
-            kind: WorkloadKind::Register,
+            kind,
             processes: 2,
             keys: 3,
             rate: 10.0,
@@ -392,6 +391,15 @@ mod tests {
             stream_length: 1,
             duplicate_after: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> WorkloadConfig {
+        WorkloadConfig::example(WorkloadKind::Register)
     }
 
     #[test]
