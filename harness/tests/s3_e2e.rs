@@ -11,7 +11,9 @@ mod common;
 use std::process::Command;
 use std::sync::Mutex;
 
-use common::{assert_no_secret, fencing_checks, json, lines, play, result};
+use common::{
+    assert_no_secret, assert_two_writers_took_one_term, fencing_checks, json, lines, play, result,
+};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -92,16 +94,7 @@ fn fencing_on_s3s_fs_records_events_and_three_verdicts() {
     }
     // What s3s-fs does to racing takeovers: its If-None-Match: * is check-then-write, so two
     // contenders create the same fence object (several rounds out of 20 or more).
-    let one_writer = &checks[3];
-    assert_eq!(
-        one_writer["verdict"], "illegal",
-        "{}",
-        one_writer["summary"]
-    );
-    assert!(one_writer["summary"]
-        .as_str()
-        .unwrap()
-        .contains("while term"));
+    assert_two_writers_took_one_term(checks);
     assert_eq!(code, Some(1));
     // The events are in fencing.jsonl and the operations in history.jsonl.
     let events = lines(&run, "fencing.jsonl");

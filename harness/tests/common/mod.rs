@@ -119,3 +119,18 @@ pub fn fencing_checks(result: &Value) -> &[Value] {
     );
     checks
 }
+
+/// OneWriterPerTerm (the fourth of [`fencing_checks`]) failed: two writers completed a
+/// takeover of the same term, which its summary says ("... while term ...").
+pub fn assert_two_writers_took_one_term(checks: &[Value]) {
+    let one_writer = &checks[3];
+    assert_eq!(
+        one_writer["verdict"], "illegal",
+        "{}",
+        one_writer["summary"]
+    );
+    assert!(one_writer["summary"]
+        .as_str()
+        .unwrap()
+        .contains("while term"));
+}
