@@ -196,6 +196,13 @@ impl Connection {
 
     async fn pipe(&self, client: &mut BufReader<TcpStream>, server: TcpStream) -> End {
         let (mut server_read, mut server_write) = server.into_split();
+        // What the protocol sniff already read (a Hadoop RPC preamble, say) goes first: the
+        // split below reads the socket itself, past the reader's buffer.
+        let sniffed = client.buffer().to_vec();
+        client.consume(sniffed.len());
+        if server_write.write_all(&sniffed).await.is_err() {
+            return End::Closed;
+        }
         let (client_read, mut client_write) = client.get_mut().split();
         let mut client_read = BufReader::new(client_read);
         let upstream = async {
@@ -465,5 +472,31 @@ mod tests {
         assert!(event.dropped_reply.unwrap().contains("200 OK"));
         // Only the next matching request: the retry goes through.
         assert_eq!(post(proxy.listen, "c/1").await.unwrap(), "2");
+    }
+
+    /// A byte protocol (Hadoop RPC opens with `hrpc`): every byte reaches the server, the ones
+    /// read to tell it from HTTP included, and the answer comes back.
+    #[tokio::test]
+    async fn a_byte_protocol_is_piped_whole() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let server = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut got = [0u8; 11];
+            stream.read_exact(&mut got).await.unwrap();
+            stream.write_all(&got).await.unwrap();
+        });
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let proxy = Proxy::start("om1", server, tx).await.unwrap();
+        let mut client = TcpStream::connect(proxy.listen).await.unwrap();
+        client.write_all(b"hrpc\x09\x00\x00").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        client.write_all(b"call").await.unwrap();
+        let mut echo = [0u8; 11];
+        tokio::time::timeout(Duration::from_secs(5), client.read_exact(&mut echo))
+            .await
+            .expect("the server answered")
+            .unwrap();
+        assert_eq!(&echo, b"hrpc\x09\x00\x00call");
     }
 }
