@@ -437,33 +437,54 @@ impl ComposeFile {
     }
 }
 
-/// `"2379"`, `"127.0.0.1::2379"`, `"127.0.0.1:12379:2379"`, `"12379:2379"`; always published on
-/// loopback only, whatever the file says, so a run never exposes a node beyond this machine.
-/// Compose's `${NAME}` and `${NAME:-default}` in an image tag (`apache/ozone:${OZONE_VERSION:-2.1.1}`),
-/// read from the harness's environment, so one compose file serves several versions of an image.
+/// Compose's `${NAME}` and `${NAME:-default}` in an image tag, the default itself possibly holding
+/// another variable (`${OZONE_IMAGE:-chaos-ozone:${OZONE_VERSION:-2.2.0}}`, as docker compose v2
+/// reads it), from the harness's environment, so one compose file serves several images.
 pub fn interpolate(text: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
+    interpolate_with(text, &lookup)
+}
+
+fn interpolate_with(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
-        let Some(end) = rest[start..].find('}') else {
+        // The matching brace, counting the ones a nested default opens.
+        let mut depth = 0;
+        let mut end = None;
+        for (i, c) in rest[start..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(start + i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
             break;
         };
-        let inner = &rest[start + 2..start + end];
+        let inner = &rest[start + 2..end];
         let (name, default) = match inner.split_once(":-") {
             Some((n, d)) => (n, Some(d)),
             None => (inner, None),
         };
         match lookup(name).filter(|v| !v.is_empty()) {
             Some(value) => out.push_str(&value),
-            None => out.push_str(default.unwrap_or_default()),
+            None => out.push_str(&interpolate_with(default.unwrap_or_default(), lookup)),
         }
-        rest = &rest[start + end + 1..];
+        rest = &rest[end + 1..];
     }
     out.push_str(rest);
     out
 }
 
+/// `"2379"`, `"127.0.0.1::2379"`, `"127.0.0.1:12379:2379"`, `"12379:2379"`; always published on
+/// loopback only, whatever the file says, so a run never exposes a node beyond this machine.
 pub fn parse_port(text: &str) -> Result<PortSpec, String> {
     let text = text.trim().trim_end_matches("/tcp");
     let parts: Vec<&str> = text.split(':').collect();
@@ -501,6 +522,11 @@ mod tests {
         assert_eq!(interpolate(tag, none), "apache/ozone:2.1.1");
         assert_eq!(interpolate("a:${X}", none), "a:");
         assert_eq!(interpolate("chaos-etcd:latest", none), "chaos-etcd:latest");
+        let nested = "${OZONE_IMAGE:-chaos-ozone:${OZONE_VERSION:-2.2.0}}";
+        assert_eq!(interpolate(nested, none), "chaos-ozone:2.2.0");
+        assert_eq!(interpolate(nested, env), "chaos-ozone:2.0.0");
+        let image = |name: &str| (name == "OZONE_IMAGE").then(|| "apache/ozone:2.1.1".to_string());
+        assert_eq!(interpolate(nested, image), "apache/ozone:2.1.1");
     }
 
     #[test]

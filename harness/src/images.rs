@@ -103,7 +103,14 @@ async fn run_build_script(tag: &str, script: &Path) -> Result<()> {
     eprintln!("building image {tag} with {} ...", script.display());
     let started = Instant::now();
     let path = script.to_path_buf();
-    let status = tokio::task::spawn_blocking(move || Command::new("bash").arg(&path).status())
+    // The script learns which tag to make (chaos-ozone:<version>) from CHAOS_IMAGE_TAG.
+    let wanted = tag.to_string();
+    let status = tokio::task::spawn_blocking(move || {
+        Command::new("bash")
+            .arg(&path)
+            .env("CHAOS_IMAGE_TAG", wanted)
+            .status()
+    })
         .await
         .map_err(|e| HarnessError::infra(e.to_string()))?
         .map_err(|e| HarnessError::infra(format!("cannot run {}: {e}", script.display())))?;
