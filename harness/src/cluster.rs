@@ -415,9 +415,10 @@ impl Cluster {
                 let state = info.state.unwrap_or_default();
                 if state.running != Some(true) {
                     return Err(HarnessError::infra(format!(
-                        "node {} exited while starting (exit code {}); see its log in the run folder",
+                        "node {} exited while starting (exit code {}); the end of its log:\n{}",
                         node.name,
-                        state.exit_code.unwrap_or_default()
+                        state.exit_code.unwrap_or_default(),
+                        log_tail(&self.docker, &node.container, LOG_TAIL_LINES).await
                     )));
                 }
                 let healthy = match state.health.and_then(|h| h.status) {
@@ -436,8 +437,15 @@ impl Cluster {
                     .iter()
                     .map(|&i| self.nodes[i].name.as_str())
                     .collect();
+                let mut tails = String::new();
+                for &i in &pending {
+                    let node = &self.nodes[i];
+                    let tail = log_tail(&self.docker, &node.container, LOG_TAIL_LINES).await;
+                    tails.push_str(&format!("\n--- the end of {}'s log:\n{tail}", node.name));
+                }
                 return Err(HarnessError::infra(format!(
-                    "node(s) {} never became ready within {:?}; see their logs in the run folder",
+                    "node(s) {} never became ready within {:?} (their healthcheck never passed); \
+                     whole logs in the run folder{tails}",
                     names.join(", "),
                     timeout
                 )));
@@ -792,6 +800,34 @@ fn unique() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed).to_string()
+}
+
+/// How many lines of a node's log an error about that node quotes.
+const LOG_TAIL_LINES: usize = 12;
+
+/// The last `lines` lines of a node's output (Java stack frames left out: the message above
+/// them says more in less room).
+async fn log_tail(docker: &Docker, container: &str, lines: usize) -> String {
+    let options = LogsOptionsBuilder::new()
+        .stdout(true)
+        .stderr(true)
+        .tail(&(lines * 4).to_string())
+        .build();
+    let mut stream = docker.logs(container, Some(options));
+    let mut out = String::new();
+    while let Some(Ok(chunk)) = stream.next().await {
+        out.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));
+    }
+    let kept: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("at ") && !l.trim().is_empty())
+        .collect();
+    let tail = kept[kept.len().saturating_sub(lines)..].join("\n");
+    if tail.is_empty() {
+        "(nothing)".into()
+    } else {
+        tail
+    }
 }
 
 async fn container_output(docker: &Docker, container: &str) -> String {
