@@ -499,3 +499,106 @@ async fn s3_workload(
     }
     Ok(())
 }
+
+/// `chaos bench --ozone`: the Ozone profile (3 OMs, SCM, 3 datanodes, s3g) from containers
+/// created to healthy (every node's port answers) and to serviceable (an OM leader, the SCM out
+/// of safe mode, a RATIS/THREE pipeline open), then each node's JVM resident memory.
+pub async fn run_ozone(compose_path: &Path) -> Result<()> {
+    let compose =
+        ComposeFile::load(compose_path).map_err(|e| HarnessError::BadInput(e.to_string()))?;
+    let nodes = compose.profile_services("ozone");
+    let docker = docker::connect().await?;
+    images::ensure(
+        &docker,
+        &compose.dir,
+        &images::images_for(&compose, &nodes),
+        false,
+    )
+    .await?;
+    let dir = std::env::temp_dir().join(format!("chaos-bench-ozone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| HarnessError::infra(e.to_string()))?;
+    let run_id = format!("bench{}-ozone", std::process::id());
+    let info = systems::lookup("ozone").expect("the ozone adapter");
+    let started = Instant::now();
+    let cluster = Cluster::launch(
+        &docker,
+        ClusterSpec {
+            compose: &compose,
+            nodes: &nodes,
+            run_id: &run_id,
+            logs_dir: &dir,
+            run_start: started,
+            ready_timeout: info.ready_within,
+            environment: &[],
+            chaosfs: None,
+            chaosfs_init: &[],
+            secrets: &[],
+        },
+    )
+    .await;
+    let cluster = match cluster {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = docker::sweep(&docker, Some(&run_id)).await;
+            return Err(e);
+        }
+    };
+    let healthy = started.elapsed();
+    let measured = async {
+        let adapter = (info.make)(
+            &cluster,
+            &AdapterSettings {
+                workload: WorkloadKind::Create,
+                retries: 0,
+                resend_after: Duration::ZERO,
+                sends_duplicates: false,
+                read: ReadConsistency::Linearizable,
+                connect_timeout: Duration::from_secs(1),
+                s3: None,
+            },
+        );
+        adapter
+            .prepare(info.ready_within)
+            .await
+            .map_err(HarnessError::infra)?;
+        let serviceable = started.elapsed();
+        println!(
+            "chaos bench --ozone: {} nodes of profile ozone ({})",
+            nodes.len(),
+            compose
+                .service("om1")
+                .and_then(|s| s.image.clone())
+                .unwrap_or_default()
+        );
+        println!(
+            "ready: created -> healthy {:.1} s; -> serviceable (OM leader, SCM out of safe mode, pipeline open) {:.1} s",
+            healthy.as_secs_f64(),
+            serviceable.as_secs_f64()
+        );
+        let ps: Vec<String> = ["ps", "-C", "java", "-o", "rss="]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        let mut total = 0.0;
+        for node in cluster.names() {
+            let container = &cluster.node(&node).expect("a node of the cluster").container;
+            let out = docker::exec(&docker, container, &ps)
+                .await
+                .map_err(|e| HarnessError::infra(e.to_string()))?;
+            let kib: f64 = out
+                .stdout
+                .split_whitespace()
+                .filter_map(|n| n.parse::<f64>().ok())
+                .sum();
+            total += kib / 1024.0;
+            println!("resident memory: {node:<4} {:>6.0} MB", kib / 1024.0);
+        }
+        println!("resident memory: all JVMs {total:.0} MB");
+        Ok(())
+    }
+    .await;
+    let teardown = cluster.teardown().await;
+    let _ = docker::sweep(&docker, Some(&run_id)).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    measured.and(teardown)
+}

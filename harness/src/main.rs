@@ -44,9 +44,9 @@ enum Command {
         /// Where run folders go.
         #[arg(long, default_value = "reports")]
         out: PathBuf,
-        /// How long nodes may take to become ready.
-        #[arg(long, default_value = "120s", value_parser = parse_duration)]
-        ready_timeout: Duration,
+        /// How long nodes may take to become ready (default: the system's, 120 s; Ozone 300 s).
+        #[arg(long, value_parser = parse_duration)]
+        ready_timeout: Option<Duration>,
         /// Ozone: play on three SCMs in SCM HA (the scenario's profile + `-scm-ha`, e.g.
         /// `ozone-scm-ha`) instead of one; the same node names, plus scm2 and scm3. An error
         /// for a scenario of any other system.
@@ -114,6 +114,10 @@ enum Command {
         processes: u32,
         #[arg(long, default_value_t = 4000.0)]
         rate: f64,
+        /// Measure the Ozone profile instead: created -> healthy -> serviceable (OM leader, SCM
+        /// out of safe mode, a pipeline open), and each node's JVM resident memory.
+        #[arg(long, conflicts_with = "s3")]
+        ozone: bool,
     },
 }
 
@@ -222,8 +226,11 @@ async fn dispatch(cli: Cli) -> i32 {
             store,
             processes,
             rate,
+            ozone,
         } => {
-            if s3 {
+            if ozone {
+                bench::run_ozone(&compose).await.map(|_| EXIT_OK)
+            } else if s3 {
                 bench::run_s3(&compose, &store, workload_seconds, processes, rate)
                     .await
                     .map(|_| EXIT_OK)
@@ -288,7 +295,7 @@ async fn run_many(
     seed: Option<u64>,
     repeat: u32,
     out: PathBuf,
-    ready_timeout: Duration,
+    ready_timeout: Option<Duration>,
     load: scenario::LoadOptions,
 ) -> Result<i32, HarnessError> {
     // Every scenario is validated before any container starts.

@@ -22,7 +22,8 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     /// Where run folders go (reports/ by default).
     pub out: PathBuf,
-    pub ready_timeout: Duration,
+    /// None: the system's own (`SystemInfo::ready_within`).
+    pub ready_timeout: Option<Duration>,
 }
 
 pub struct RunOutcome {
@@ -209,7 +210,10 @@ async fn play(
         run_id,
         logs_dir: &run_dir.join("logs"),
         run_start,
-        ready_timeout: options.ready_timeout,
+        ready_timeout: options.ready_timeout.unwrap_or_else(|| {
+            crate::systems::lookup(&loaded.spec.system.value)
+                .map_or(Duration::from_secs(120), |info| info.ready_within)
+        }),
         environment: &environment,
         chaosfs: chaosfs.as_deref(),
         chaosfs_init: &chaosfs_init,

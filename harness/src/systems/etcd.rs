@@ -18,6 +18,7 @@ pub const INFO: SystemInfo = SystemInfo {
     name: "etcd",
     workloads: &[WorkloadKind::Register, WorkloadKind::Create],
     has_roles: true,
+    ready_within: std::time::Duration::from_secs(120),
     make: |cluster, settings| Box::new(Etcd::new(cluster, settings)),
 };
 

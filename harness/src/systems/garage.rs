@@ -35,6 +35,7 @@ pub const INFO: SystemInfo = SystemInfo {
     name: "garage",
     workloads: &[WorkloadKind::S3Object, WorkloadKind::Fencing],
     has_roles: false,
+    ready_within: std::time::Duration::from_secs(120),
     make: |cluster, settings| Box::new(Garage::new(cluster, settings)),
 };
 

@@ -21,6 +21,9 @@ pub struct SystemInfo {
     pub name: &'static str,
     pub workloads: &'static [WorkloadKind],
     pub has_roles: bool,
+    /// How long its nodes may take to become healthy, unless `--ready-timeout` says otherwise
+    /// (eight JVMs starting on two cores take longer than three etcd processes).
+    pub ready_within: Duration,
     pub make: fn(&Cluster, &AdapterSettings) -> Box<dyn SystemAdapter>,
 }
 

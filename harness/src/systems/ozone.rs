@@ -72,6 +72,7 @@ pub const INFO: SystemInfo = SystemInfo {
         WorkloadKind::Stream,
     ],
     has_roles: true,
+    ready_within: std::time::Duration::from_secs(300),
     make: |cluster, settings| Box::new(Ozone::new(cluster, settings)),
 };
 
@@ -232,6 +233,49 @@ impl Ozone {
             .collect()
     }
 
+    /// Waits until an OM is the leader, the SCM has left safe mode and a pipeline of three
+    /// datanodes is open: what the stream and lease workloads' writes need, and what Ozone's
+    /// own acceptance tests wait for (compose/testlib.sh). Says what it saw, or what was
+    /// still missing when `within` ran out.
+    pub async fn wait_serviceable(&self, within: Duration) -> Result<String, String> {
+        let scm = self
+            .shells
+            .get("scm")
+            .ok_or("the cluster has no node scm")?;
+        let deadline = tokio::time::Instant::now() + within;
+        let (safemode_status, pipeline_list) = (admin::safemode_status(), admin::pipelines());
+        loop {
+            let (roles, safemode, pipelines) = tokio::join!(
+                self.roles(),
+                exec(&self.docker, scm, &safemode_status),
+                exec(&self.docker, scm, &pipeline_list),
+            );
+            let leader = roles.iter().find(|(_, r)| **r == Role::Leader);
+            let open = pipelines.as_deref().map_or(0, count_open_three);
+            let mut missing = Vec::new();
+            if leader.is_none() {
+                missing.push("no OM is the leader".to_string());
+            }
+            match &safemode {
+                Ok(out) if out.contains("out of safe mode") => {}
+                Ok(out) => missing.push(format!("the SCM says `{}`", out.trim())),
+                Err(e) => missing.push(format!("the SCM's safe mode is unknown ({e})")),
+            }
+            if open == 0 {
+                missing.push("no RATIS/THREE pipeline is open".to_string());
+            }
+            match leader {
+                Some((om, _)) if missing.is_empty() => return Ok(format!(
+                    "{om} leads, the SCM is out of safe mode, {open} RATIS/THREE pipeline(s) open"
+                )),
+                _ if tokio::time::Instant::now() >= deadline => {
+                    return Err(format!("after {within:?}: {}", missing.join("; ")))
+                }
+                _ => tokio::time::sleep(Duration::from_secs(2)).await,
+            }
+        }
+    }
+
     /// Runs a command line in the first OM container that runs it successfully, giving each
     /// [`ADMIN_PATIENCE`] (a paused or stopped container refuses at once; a partitioned one
     /// makes the CLI wait for OMs it cannot reach).
@@ -246,6 +290,13 @@ impl Ozone {
         }
         Err(last)
     }
+}
+
+/// Open pipelines over three datanodes in `ozone admin pipeline list`'s output.
+pub fn count_open_three(list: &str) -> usize {
+    list.lines()
+        .filter(|l| l.contains("ReplicationConfig: RATIS/THREE") && l.contains("State:OPEN"))
+        .count()
 }
 
 /// Standard output of a command in an OM container; a non-zero exit is an error.
@@ -378,8 +429,15 @@ impl SystemAdapter for Ozone {
         out
     }
 
-    /// The s3-object workload's bucket, created through s3g (in Ozone's `s3v` volume).
+    /// A cluster that serves every workload (healthy containers only mean open ports): then
+    /// the s3-object workload's bucket, created through s3g (in Ozone's `s3v` volume).
     async fn prepare(&self, within: Duration) -> Result<(), String> {
+        let started = tokio::time::Instant::now();
+        let state = self.wait_serviceable(within).await?;
+        eprintln!(
+            "ozone: {state}, {:.1} s after the nodes were healthy",
+            started.elapsed().as_secs_f64()
+        );
         match &self.s3 {
             Some(s3) => s3.prepare(within).await,
             None => Ok(()),
@@ -986,6 +1044,16 @@ pub mod admin {
         w
     }
 
+    /// "SCM is out of safe mode." once it is (run where `ozone.scm.client.address` points).
+    pub fn safemode_status() -> Vec<String> {
+        words(&["ozone", "admin", "safemode", "status"])
+    }
+
+    /// One `Pipeline{ ... ReplicationConfig: RATIS/THREE, State:OPEN, ...}` line per pipeline.
+    pub fn pipelines() -> Vec<String> {
+        words(&["ozone", "admin", "pipeline", "list"])
+    }
+
     pub fn close_container(id: u64) -> Vec<String> {
         let mut w = words(&["ozone", "admin", "container", "close"]);
         w.push(id.to_string());
@@ -1187,37 +1255,40 @@ pub fn indexes_json(indexes: &BTreeMap<String, RatisIndexes>) -> Value {
 mod tests {
     use super::*;
 
-    const LEADER: &str = include_str!("../../tests/fixtures/ozone/om1-leader.prom");
-    const FOLLOWER: &str = include_str!("../../tests/fixtures/ozone/om3-follower.prom");
+    // Recorded from live Ozone 2.2.0 (harness/tests/fixtures/ozone/README.md).
+    const LEADER: &str = include_str!("../../tests/fixtures/ozone/om3-leader.prom");
+    const FOLLOWER: &str = include_str!("../../tests/fixtures/ozone/om1-follower.prom");
     const ROLES: &str = include_str!("../../tests/fixtures/ozone/roles.json");
+    const OM_LIVE_LOG: &str = include_str!("../../tests/fixtures/ozone/om-2.2.0.log");
+    // Written to the format strings, not yet met live.
     const OM_LOG: &str = include_str!("../../tests/fixtures/ozone/om.log");
     const DN_LOG: &str = include_str!("../../tests/fixtures/ozone/dn.log");
     const DN_AUDIT: &str = include_str!("../../tests/fixtures/ozone/dn-audit.log");
 
     #[test]
     fn prom_of_the_leader_gives_its_own_indexes() {
-        let i = parse_prom(LEADER, "om1");
-        assert_eq!(i.applied, Some(1523));
-        assert_eq!(i.apply_completed, Some(1523));
-        // Its own commit index, not a follower's (om3 is at 1102 in the leader's view).
-        assert_eq!(i.commit, Some(1525));
-        assert_eq!(i.snapshots_taken, Some(15));
+        let i = parse_prom(LEADER, "om3");
+        assert_eq!(i.applied, Some(623));
+        assert_eq!(i.apply_completed, Some(623));
+        // Its own commit index, not a follower's (om2 is at 621 in the leader's view).
+        assert_eq!(i.commit, Some(623));
+        assert_eq!(i.snapshots_taken, Some(0));
     }
 
     #[test]
-    fn prom_of_a_lagging_follower() {
-        let i = parse_prom(FOLLOWER, "om3");
-        assert_eq!((i.applied, i.commit), (Some(1087), Some(1102)));
-        assert_eq!(i.snapshots_taken, None);
+    fn prom_of_a_follower() {
+        let i = parse_prom(FOLLOWER, "om1");
+        assert_eq!((i.applied, i.commit), (Some(616), Some(613)));
+        assert_eq!(i.snapshots_taken, Some(0));
         // Samples of another instance say nothing about this one.
-        assert_eq!(parse_prom(FOLLOWER, "om1"), RatisIndexes::default());
+        assert_eq!(parse_prom(FOLLOWER, "om3"), RatisIndexes::default());
         let probe = BTreeMap::from([
-            ("om1".to_string(), parse_prom(LEADER, "om1")),
-            ("om3".to_string(), parse_prom(FOLLOWER, "om3")),
+            ("om3".to_string(), parse_prom(LEADER, "om3")),
+            ("om1".to_string(), parse_prom(FOLLOWER, "om1")),
         ]);
-        assert_eq!(lagging(&probe, 100), vec![("om3".to_string(), 1087, 1523)]);
-        assert!(lagging(&probe, 1000).is_empty());
-        assert_eq!(indexes_json(&probe)["om3"]["applied"], 1087);
+        assert_eq!(lagging(&probe, 5), vec![("om1".to_string(), 616, 623)]);
+        assert!(lagging(&probe, 10).is_empty());
+        assert_eq!(indexes_json(&probe)["om1"]["applied"], 616);
     }
 
     #[test]
@@ -1237,7 +1308,8 @@ mod tests {
     fn roles_from_the_admin_cli() {
         let roles = parse_roles(ROLES);
         assert_eq!(roles.len(), 3);
-        assert_eq!(roles["om1"], Role::Leader);
+        assert_eq!(roles["om3"], Role::Leader);
+        assert_eq!(roles["om1"], Role::Follower);
         assert_eq!(roles["om2"], Role::Follower);
         // Log noise before the JSON, a candidate, and garbage.
         let noisy = "WARN something\n[ {\"om1\": {\"serverRole\": \"CANDIDATE\", \"hostname\": \"om1\"}}, {\"om2\": {\"serverRole\": \"LEADER\"}} ]";
@@ -1324,6 +1396,16 @@ mod tests {
         assert!(admin_commands(Action::TransferLeader, &t(&["dn1"]), None, &oms).is_err());
         assert!(admin_commands(Action::CloseContainer, &[], None, &oms).is_err());
         assert!(admin_commands(Action::Pause, &[], None, &oms).is_err());
+    }
+
+    /// The leader-change trigger matches the lines live OMs printed when they won an election.
+    #[test]
+    fn leader_change_matches_live_lines() {
+        let re = regex::Regex::new(trigger("leader-change").unwrap().regex).unwrap();
+        let hits: Vec<&str> = OM_LIVE_LOG.lines().filter(|l| re.is_match(l)).collect();
+        assert_eq!(hits.len(), 2, "{OM_LIVE_LOG}");
+        assert!(hits[1]
+            .contains("om3@group-D66704EFC61C: changes role from CANDIDATE to LEADER at term 2"));
     }
 
     /// Every named trigger matches its recorded line, and no other recorded line.

@@ -19,6 +19,7 @@ pub const INFO: SystemInfo = SystemInfo {
     name: "redis",
     workloads: &[WorkloadKind::Set],
     has_roles: true,
+    ready_within: std::time::Duration::from_secs(120),
     make: |cluster, settings| Box::new(Redis::new(cluster, settings)),
 };
 

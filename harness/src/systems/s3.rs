@@ -22,6 +22,7 @@ pub const INFO: SystemInfo = SystemInfo {
     name: "s3",
     workloads: &[WorkloadKind::S3Object, WorkloadKind::Fencing],
     has_roles: false,
+    ready_within: std::time::Duration::from_secs(120),
     make: |cluster, settings| Box::new(S3::new(cluster, settings)),
 };
 
