@@ -37,12 +37,18 @@ pub fn images_for(compose: &ComposeFile, services: &[String]) -> Vec<ImageSpec> 
         if specs.iter().any(|s| s.tag == tag) {
             continue;
         }
-        let build = service.build.as_ref().map(|b| {
-            (
-                compose.dir.join(&b.context),
-                b.dockerfile.clone().unwrap_or_else(|| "Dockerfile".into()),
-            )
-        });
+        // Only the project's own images (chaos-*) are built here; any other tag a variable
+        // picked (OZONE_IMAGE=apache/ozone:2.1.1) is the user's to pull or load.
+        let build = service
+            .build
+            .as_ref()
+            .filter(|_| tag.starts_with("chaos-"))
+            .map(|b| {
+                (
+                    compose.dir.join(&b.context),
+                    b.dockerfile.clone().unwrap_or_else(|| "Dockerfile".into()),
+                )
+            });
         specs.push(ImageSpec { tag, build });
     }
     specs.push(ImageSpec {
@@ -98,25 +104,45 @@ pub async fn ensure(docker: &Docker, repo: &Path, specs: &[ImageSpec], force: bo
     Ok(())
 }
 
-/// images/<name>/build.sh, for images that are not a plain Docker build.
+/// images/<name>/build.sh, for images that are not a plain Docker build. Its output goes to
+/// stderr as it comes (a Maven download shows its progress); when it fails, its last line (the
+/// script's own reason: "Maven Central has no Apache Ozone 9.9.9") leads the error.
 async fn run_build_script(tag: &str, script: &Path) -> Result<()> {
     eprintln!("building image {tag} with {} ...", script.display());
     let started = Instant::now();
     let path = script.to_path_buf();
     // The script learns which tag to make (chaos-ozone:<version>) from CHAOS_IMAGE_TAG.
     let wanted = tag.to_string();
-    let status = tokio::task::spawn_blocking(move || {
-        Command::new("bash")
+    let outcome = tokio::task::spawn_blocking(move || -> std::io::Result<_> {
+        use std::io::BufRead;
+        let mut child = Command::new("bash")
             .arg(&path)
             .env("CHAOS_IMAGE_TAG", wanted)
-            .status()
+            .stderr(std::process::Stdio::piped())
+            .spawn()?;
+        let mut last = String::new();
+        if let Some(err) = child.stderr.take() {
+            for line in std::io::BufReader::new(err).lines() {
+                let line = line?;
+                eprintln!("{line}");
+                if !line.trim().is_empty() {
+                    last = line;
+                }
+            }
+        }
+        Ok((child.wait()?, last))
     })
-        .await
-        .map_err(|e| HarnessError::infra(e.to_string()))?
-        .map_err(|e| HarnessError::infra(format!("cannot run {}: {e}", script.display())))?;
+    .await
+    .map_err(|e| HarnessError::infra(e.to_string()))?
+    .map_err(|e| HarnessError::infra(format!("cannot run {}: {e}", script.display())))?;
+    let (status, last) = outcome;
     if !status.success() {
+        let reason = last
+            .split_once("ERROR: ")
+            .map_or(last.as_str(), |(_, r)| r)
+            .trim();
         return Err(HarnessError::infra(format!(
-            "{} failed ({status}); the image {tag} is needed by this scenario",
+            "{reason} ({} failed, {status}; the image {tag} is needed by this scenario)",
             script.display()
         )));
     }

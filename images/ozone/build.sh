@@ -24,7 +24,7 @@ case "$tag" in
   chaos-ozone:*) version=${tag#chaos-ozone:} ;;
   *) die "this script builds chaos-ozone:<version>, not $tag; for $tag: docker pull $tag where a registry answers, then docker save / docker load -i here" ;;
 esac
-[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.]+)?$ ]] || die "'$version' is not an Ozone version (like 2.2.0)"
+[[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.-]+)?$ ]] || die "'$version' is not an Ozone version (like 2.2.0)"
 
 cache=${HOME:-/root}/.cache/chaos
 mkdir -p "$cache"
@@ -35,12 +35,14 @@ if [ "${CHAOS_OZONE_FORCE:-0}" != 1 ] && docker image inspect "$tag" >/dev/null 
   exit 0
 fi
 command -v mvn >/dev/null || die "mvn is not installed (Maven resolves Ozone's jars)"
-command -v unzip >/dev/null || command -v jar >/dev/null || die "neither unzip nor jar is installed"
+command -v unzip >/dev/null || die "unzip is not installed (scripts/setup installs it)"
 started=$(date +%s)
 
 repo=$cache/m2
 stage=$cache/ozone-$version
 rm -rf "$stage"; mkdir -p "$stage/lib" "$stage/classpath"
+# The jars are in the Maven cache; the staged copies go on every way out (mvn.log stays).
+trap 'rm -rf "$stage/lib" "$stage/used" "$stage/context"' EXIT
 mvn_args=(-B -Dmaven.repo.local="$repo" -f "$here/pom.xml" -Dozone.version="$version")
 
 # A parent pom Central does not serve: a stand-in that inherits ozone-main's properties and
@@ -73,7 +75,7 @@ for _ in $(seq 1 8); do
   if mvn "${mvn_args[@]}" dependency:copy-dependencies -DincludeScope=runtime \
        -DoutputDirectory="$stage/lib" 2>&1 | progress >"$stage/mvn.log"; then ok=1; break; fi
   if grep -q "Could not find artifact org.apache.ozone:ozone-main:pom:$version\|Could not find artifact org.apache.ozone:ozone-manager:jar:$version" "$stage/mvn.log"; then
-    die "Maven Central has no Apache Ozone $version (org.apache.ozone:ozone-manager:$version); versions it serves: $(curl -s -m 20 https://repo.maven.apache.org/maven2/org/apache/ozone/ozone-manager/maven-metadata.xml | grep -o '<version>[^<]*' | sed 's/<version>//' | tr '\n' ' ')"
+    die "Maven Central has no Apache Ozone $version (org.apache.ozone:ozone-manager:$version); versions with an Ozone Manager there: $(curl -s -m 20 https://repo.maven.apache.org/maven2/org/apache/ozone/ozone-manager/maven-metadata.xml | grep -o '<version>[^<]*' | sed 's/<version>//' | tr '\n' ' ')"
   fi
   missing=$(grep -oE "org\.apache\.ozone:[A-Za-z0-9.-]+:pom:$version" "$stage/mvn.log" | head -n 1 || true)
   if [ -z "$missing" ]; then
@@ -130,5 +132,4 @@ mv "$stage/used" "$ctx/lib"; cp -r "$stage/classpath" "$ctx/classpath"
 "$here/../base/build.sh"
 log "docker build -t $tag"
 docker build -q --build-arg OZONE_VERSION="$version" -t "$tag" "$ctx" >/dev/null
-rm -rf "$ctx" "$stage/lib"
 log "built $tag ($(docker image inspect -f '{{.Size}}' "$tag" | awk '{printf "%.0f MB", $1/1048576}')) in $(( $(date +%s) - started )) s"
