@@ -66,6 +66,9 @@ pub struct OpSummary {
     pub complete_time: Option<u64>,
     /// 1-based line in the history file (0 if not read from a file).
     pub line: usize,
+    /// What the client said of a fail or info (`already exists (call 12 sent again)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl OpSummary {
@@ -83,6 +86,7 @@ impl OpSummary {
             invoke_time: op.invoke_time,
             complete_time: op.complete_time,
             line: op.line,
+            error: op.error.clone(),
         }
     }
 

@@ -600,12 +600,7 @@ pub fn violations_and_checks(
                             .flatten()
                             .map(|o| {
                                 (
-                                    format!(
-                                        "{} {} → {}",
-                                        show(&o["f"]),
-                                        show(&o["value"]),
-                                        show(&o["output"])
-                                    ),
+                                    retried_answer(o),
                                     show(&o["process"]),
                                     o["invoke_time"].as_u64().unwrap_or(0),
                                     show(&o["status"]),
@@ -663,6 +658,20 @@ pub fn violations_and_checks(
         });
     }
     (checks, violations)
+}
+
+/// One answer to a retried call: `cas [nil 9] → ok [nil 9]`, `resend [nil 9] → fail: already
+/// exists (call 12 sent again)`: what came back, not just the value sent.
+fn retried_answer(op: &Value) -> String {
+    let answer = match op["status"].as_str() {
+        Some("ok") => format!("ok {}", show(&op["output"])),
+        Some(status) => match op["error"].as_str() {
+            Some(error) => format!("{status}: {error}"),
+            None => status.to_string(),
+        },
+        None => "no answer".to_string(),
+    };
+    format!("{} {} → {answer}", show(&op["f"]), show(&op["value"]))
 }
 
 fn empty_violation(
