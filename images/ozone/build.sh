@@ -62,7 +62,7 @@ POM
 
 # mvn's download lines, summarised every 20 artifacts so a slow network shows progress.
 progress() {
-  awk '/^Downloaded from/ { n++; s=$0; sub(/.*\(/, "", s); split(s, a, " "); v=a[1]; u=a[2];
+  awk '/Downloaded from/ { n++; s=$0; sub(/.*\(/, "", s); split(s, a, " "); v=a[1]; u=a[2];
                             mb += (u ~ /^MB/ ? v : u ~ /^kB/ ? v/1024 : u ~ /^GB/ ? v*1024 : v/1048576);
                             if (n % 20 == 0) printf "[ozone] mvn: %d files downloaded (%.0f MB)\n", n, mb > "/dev/stderr" }
        { print > "/dev/stdout" }
