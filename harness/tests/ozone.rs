@@ -1,6 +1,7 @@
-//! Ozone without its image (issue 7): every Ozone scenario lints, and `chaos run` on one exits
-//! 255 with the `docker pull` line and the "not yet run against a live cluster" note. Needs a
-//! Docker engine (the image check asks it), as the other end-to-end tests do.
+//! Ozone before any container: every Ozone scenario lints, and `chaos run` with OZONE_IMAGE naming
+//! an image that is not here exits 255 with the `docker pull` line and says what is not yet
+//! verified live. Needs a Docker engine (the image check asks it), as the other end-to-end tests
+//! do. The live cluster is in ozone_e2e.rs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -62,14 +63,14 @@ fn ozone_scenarios_trigger_on_named_lines() {
     assert!(seen >= 2);
 }
 
-/// `chaos run ARGS` with a tag that exists nowhere: it must stop before starting anything,
-/// exit 255 and say (on both streams) how to get the image. OZONE_VERSION picks the tag
-/// (`${OZONE_VERSION:-2.1.1}` in the compose file). Returns stderr.
+/// `chaos run ARGS` with OZONE_IMAGE naming a user's image that is not here (the profiles build
+/// chaos-ozone themselves; any other tag is the user's to pull or load): it must stop before
+/// starting anything, exit 255 and say (on both streams) how to get the image. Returns stderr.
 fn run_without_the_image(args: &[&std::ffi::OsStr]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_chaos"))
         .arg("run")
         .args(args)
-        .env("OZONE_VERSION", "0.0.0-chaos-missing")
+        .env("OZONE_IMAGE", "apache/ozone:0.0.0-chaos-missing")
         .current_dir(repo())
         .output()
         .unwrap();
@@ -88,13 +89,11 @@ fn run_without_the_image(args: &[&std::ffi::OsStr]) -> String {
 }
 
 #[test]
-fn run_without_the_image_exits_255_with_the_pull_line() {
+fn run_with_a_missing_user_image_exits_255_with_the_pull_line() {
     let scenario = repo().join("scenarios/ozone/retry-after-restart.yaml");
     let stderr = run_without_the_image(&[scenario.as_os_str()]);
-    assert!(
-        stderr.contains("not yet run against a live cluster"),
-        "{stderr}"
-    );
+    // What is still unverified on a live cluster is said up front.
+    assert!(stderr.contains("not yet met live"), "{stderr}");
 }
 
 /// The same with `--scm-ha` (three SCMs, profile ozone-scm-ha): one image for every node, so

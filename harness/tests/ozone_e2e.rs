@@ -1,0 +1,180 @@
+//! End-to-end tests of Apache Ozone (3 OMs in Ratis HA, SCM, 3 datanodes, s3g) built from its
+//! released jars on Maven Central (images/ozone/build.sh, chaos-ozone:2.2.0): the retry cache
+//! lost when every OM restarts (HDDS-16743) must show on the live cluster, with a rename
+//! answered OK before the restart and the same call answered KEY_ALREADY_EXISTS after it; the
+//! control without the restart must pass with retried calls to check. Docker and Maven Central
+//! are required; the image is built when missing (a few minutes the first time). Nothing here
+//! skips.
+
+mod common;
+
+use std::collections::HashMap;
+use std::process::Command;
+use std::sync::Mutex;
+
+use common::{lines, play, repo, result};
+use serde_json::Value;
+
+/// One Ozone cluster at a time: eight JVMs on two cores.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// chaos-ozone:2.2.0, built with images/ozone/build.sh if it is missing.
+fn ensure_image() {
+    let present = || {
+        Command::new("docker")
+            .args(["image", "inspect", "chaos-ozone:2.2.0"])
+            .output()
+            .expect("the docker client")
+            .status
+            .success()
+    };
+    if present() {
+        return;
+    }
+    eprintln!("chaos-ozone:2.2.0 is missing: images/ozone/build.sh (mvn, then docker build)");
+    let built = Command::new("bash")
+        .arg(repo().join("images/ozone/build.sh"))
+        .env("OZONE_VERSION", "2.2.0")
+        .output()
+        .expect("bash runs images/ozone/build.sh");
+    assert!(
+        built.status.success() && present(),
+        "chaos-ozone:2.2.0 is missing and images/ozone/build.sh could not build it ({})\n\
+         --- stdout\n{}--- stderr\n{}",
+        built.status,
+        String::from_utf8_lossy(&built.stdout),
+        String::from_utf8_lossy(&built.stderr)
+    );
+}
+
+/// The completions of history.jsonl that carry a retry identity, by (client, call).
+fn answers_by_call(history: &[Value]) -> HashMap<(String, String), Vec<&Value>> {
+    let mut calls: HashMap<(String, String), Vec<&Value>> = HashMap::new();
+    for event in history.iter().filter(|e| e["type"] != "invoke") {
+        if let (Some(client), Some(call)) = (event["client"].as_str(), event["call"].as_str()) {
+            calls
+                .entry((client.to_string(), call.to_string()))
+                .or_default()
+                .push(event);
+        }
+    }
+    calls
+}
+
+#[test]
+fn retry_after_restart_answers_an_acknowledged_rename_key_already_exists() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    ensure_image();
+    let (output, run) = play("ozone", "scenarios/ozone/retry-after-restart.yaml", &[]);
+    assert_eq!(output.status.code(), Some(1), "the bug must show");
+
+    // In history.jsonl: a rename answered OK before every OM restarted, and the very same call
+    // (client id and call id) sent again after the restart and answered "already exists".
+    let history = lines(&run, "history.jsonl");
+    let restart = lines(&run, "faults.jsonl")
+        .into_iter()
+        .find(|f| f["action"] == "restart" && f["phase"] == "apply")
+        .expect("the restart of every OM is in faults.jsonl");
+    assert_eq!(restart["outcome"], "ok", "{restart}");
+    assert_eq!(restart["targets"], serde_json::json!(["om1", "om2", "om3"]));
+    let restarted_at = restart["time"].as_u64().unwrap();
+    let calls = answers_by_call(&history);
+    let pairs: Vec<_> = calls
+        .values()
+        .filter(|answers| {
+            let ok_before = answers.iter().any(|e| {
+                e["f"] == "cas" && e["type"] == "ok" && e["time"].as_u64() < Some(restarted_at)
+            });
+            let refused_after = answers.iter().any(|e| {
+                e["f"] == "resend"
+                    && e["type"] == "fail"
+                    && e["time"].as_u64() > Some(restarted_at)
+                    && e["error"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("already exists"))
+            });
+            ok_before && refused_after
+        })
+        .collect();
+    assert!(
+        !pairs.is_empty(),
+        "no call answered OK before the restart and KEY_ALREADY_EXISTS after it"
+    );
+
+    // The verdict names such a call.
+    let r = result(&run);
+    let retry = r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "retry-consistent")
+        .unwrap();
+    assert_eq!(retry["verdict"], "illegal", "{}", retry["summary"]);
+    assert!(
+        retry["detail"]["inconsistent"].as_u64() >= Some(1),
+        "{}",
+        retry["detail"]
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("answered differently"), "{stdout}");
+    assert!(stdout.contains("fail: already exists"), "{stdout}");
+}
+
+#[test]
+fn retry_after_reset_control_passes_with_retried_calls_to_check() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    ensure_image();
+    let (output, run) = play(
+        "ozone",
+        "scenarios/ozone/retry-after-reset-control.yaml",
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let r = result(&run);
+    let checks = r["checks"].as_array().unwrap();
+    let retry = checks
+        .iter()
+        .find(|c| c["check"] == "retry-consistent")
+        .unwrap();
+    assert_eq!(retry["verdict"], "ok");
+    // A pass means something only if calls were retried and renames went through.
+    let retried = retry["detail"]["duplicates"].as_array().unwrap().len();
+    assert!(retried >= 1, "no call was retried: {}", retry["summary"]);
+    let history = lines(&run, "history.jsonl");
+    let ok = history
+        .iter()
+        .filter(|e| e["f"] == "cas" && e["type"] == "ok")
+        .count();
+    assert!(ok >= 100, "only {ok} renames answered OK");
+}
+
+/// An Ozone version Maven Central does not have: one line that says so, exit 255, and no
+/// container left behind.
+#[test]
+fn an_unknown_ozone_version_exits_255_saying_maven_central_has_none() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = Command::new(env!("CARGO_BIN_EXE_chaos"))
+        .current_dir(repo())
+        .args(["run", "scenarios/ozone/retry-after-reset-control.yaml"])
+        .arg("--out")
+        .arg(repo().join(format!(
+            "target/e2e-runs/ozone-unknown-{}",
+            std::process::id()
+        )))
+        .env("OZONE_VERSION", "0.0.1-chaos-missing")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(255), "{stdout}\n{stderr}");
+    let line = stdout.lines().last().unwrap_or_default();
+    assert!(
+        line.contains("Maven Central has no Apache Ozone 0.0.1-chaos-missing"),
+        "{stdout}"
+    );
+    let left = Command::new("docker")
+        .args(["ps", "-aq", "--filter", "label=chaos.run"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty());
+}
