@@ -225,7 +225,15 @@ fn run_checks(
                 Some(dir) => crate::converge::check(dir, c),
                 None => crate::converge::needs_run_folder(),
             }),
-            other => out.push(run_check(history, other, timeout)?),
+            other => {
+                let mut result = run_check(history, other, timeout)?;
+                // A run's checks must have had something to check; a history recorded
+                // elsewhere is checked as it is.
+                if run_dir.is_some() {
+                    crate::evidence::hold(&mut result, other, history);
+                }
+                out.push(result);
+            }
         }
     }
     Ok(out)
@@ -235,6 +243,7 @@ fn run_check(history: &History, check: &CheckSpec, timeout: Option<Duration>) ->
     match check {
         CheckSpec::Linearizable(spec) => {
             let model: ModelKind = spec.model.value.parse().map_err(HarnessError::BadInput)?;
+            // --timeout of `chaos check` first, then the scenario's budget.
             let t = timeout
                 .or(spec.timeout.map(|d| d.0))
                 .unwrap_or(Duration::from_secs(60));
@@ -460,27 +469,27 @@ pub fn check_command(
     path: &Path,
     model: Option<&str>,
     format: &str,
-    timeout: Duration,
+    timeout: Option<Duration>,
     as_json: bool,
 ) -> Result<i32> {
     let (history, checks) = if path.is_dir() {
         let history = read_run_history(path)?;
-        let checks = match model {
-            Some(m) => vec![CheckSpec::Linearizable(scenario::LinearizableSpec {
+        let scenario_path = path.join("scenario.yaml");
+        let spec = scenario::parse_file(&scenario_path)
+            .map_err(|e| HarnessError::BadInput(e.to_string()))?;
+        let mut checks: Vec<CheckSpec> = spec.checks.into_iter().map(|c| c.value).collect();
+        // --model adds a linearizability check to the scenario's own, never replaces them.
+        if let Some(m) = model {
+            checks.push(CheckSpec::Linearizable(scenario::LinearizableSpec {
                 model: serde_saphyr::Spanned::new(
                     m.to_string(),
                     serde_saphyr::Location::UNKNOWN,
                     serde_saphyr::Location::UNKNOWN,
                 ),
                 timeout: None,
-            })],
-            None => {
-                let scenario_path = path.join("scenario.yaml");
-                let spec = scenario::parse_file(&scenario_path)
-                    .map_err(|e| HarnessError::BadInput(e.to_string()))?;
-                spec.checks.into_iter().map(|c| c.value).collect()
-            }
-        };
+                min_ops: None,
+            }));
+        }
         (history, checks)
     } else {
         let Some(model) = model else {
@@ -500,11 +509,12 @@ pub fn check_command(
                 serde_saphyr::Location::UNKNOWN,
             ),
             timeout: None,
+            min_ops: None,
         });
         (history, vec![check])
     };
     let run_dir = path.is_dir().then_some(path);
-    let results = match run_checks(&history, &checks, Some(timeout), run_dir) {
+    let results = match run_checks(&history, &checks, timeout, run_dir) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

@@ -10,6 +10,7 @@ pub mod compose;
 pub mod converge;
 pub mod docker;
 pub mod error;
+pub mod evidence;
 pub mod faults;
 pub mod fencing;
 pub mod images;

@@ -62,9 +62,10 @@ enum Command {
         /// History format: auto, jsonl, edn, jepsen-log.
         #[arg(long, default_value = "auto")]
         format: String,
-        /// Search budget; past it the verdict is unknown (exit 2).
-        #[arg(long, default_value = "60s", value_parser = parse_duration)]
-        timeout: Duration,
+        /// Search budget; past it the verdict is unknown (exit 2). Default: a run folder's own
+        /// scenario says (`timeout:` of each check), else 60 s.
+        #[arg(long, value_parser = parse_duration)]
+        timeout: Option<Duration>,
         /// Print the full result as JSON.
         #[arg(long)]
         json: bool,

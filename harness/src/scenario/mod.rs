@@ -804,6 +804,27 @@ pub struct LinearizableSpec {
     /// Budget for the search; the check says `unknown` (exit 2) when it runs out.
     #[serde(default)]
     pub timeout: Option<Dur>,
+    /// Fewer operations completed ok than this: `unknown`, not a pass (default 10).
+    #[serde(default, rename = "min-ops")]
+    pub min_ops: Option<u64>,
+}
+
+/// `durable: { min-acknowledged: N }`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DurableSpec {
+    /// Fewer acknowledged writes on keys with a final read than this: `unknown` (default 1).
+    #[serde(default, rename = "min-acknowledged")]
+    pub min_acknowledged: Option<u64>,
+}
+
+/// `retry-consistent: { min-retried: N }`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetrySpec {
+    /// Fewer calls sent more than once than this: `unknown` (default 1).
+    #[serde(default, rename = "min-retried")]
+    pub min_retried: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -811,9 +832,9 @@ pub struct LinearizableSpec {
 pub enum CheckSpec {
     Linearizable(LinearizableSpec),
     /// Every acknowledged write is in the final reads (workloads with final reads of whole sets).
-    Durable(NoOptions),
+    Durable(DurableSpec),
     /// A call resent with the same client and call id gets the same answer.
-    RetryConsistent(NoOptions),
+    RetryConsistent(RetrySpec),
     /// After healing and settling, every node's applied index is within `bound` of the
     /// highest (systems with an applied-index probe: ozone).
     Converge(ConvergeSpec),
