@@ -93,7 +93,7 @@ fn run_with_a_missing_user_image_exits_255_with_the_pull_line() {
     let scenario = repo().join("scenarios/ozone/retry-after-restart.yaml");
     let stderr = run_without_the_image(&[scenario.as_os_str()]);
     // What is still unverified on a live cluster is said up front.
-    assert!(stderr.contains("not yet met live"), "{stderr}");
+    assert!(stderr.contains("Not yet met live"), "{stderr}");
 }
 
 /// The same with `--scm-ha` (three SCMs, profile ozone-scm-ha): one image for every node, so
