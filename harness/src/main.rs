@@ -178,11 +178,16 @@ async fn dispatch(cli: Cli) -> i32 {
                         let paths: Vec<PathBuf> =
                             plays.iter().map(|p| p.scenario.clone()).collect();
                         let seeds = plays.iter().map(|p| Some(p.seed)).collect();
-                        run_many(&paths, Some(seeds), seed, repeat, out, ready_timeout, load).await
+                        let code =
+                            run_many(&paths, Some(seeds), seed, repeat, out, ready_timeout, load)
+                                .await;
+                        code.map(|c| c.held_to(&plays))
                     }
                     Err(e) => Err(e),
                 },
-                None => run_many(&scenarios, None, seed, repeat, out, ready_timeout, load).await,
+                None => run_many(&scenarios, None, seed, repeat, out, ready_timeout, load)
+                    .await
+                    .map(|c| c.worst),
             }
         }
         Command::Check {
@@ -298,7 +303,7 @@ async fn run_many(
     out: PathBuf,
     ready_timeout: Option<Duration>,
     load: scenario::LoadOptions,
-) -> Result<i32, HarnessError> {
+) -> Result<Played, HarnessError> {
     // Every scenario is validated before any container starts.
     let mut loaded = Vec::new();
     let mut problems = Vec::new();
@@ -351,7 +356,57 @@ async fn run_many(
             println!("  {code:>3}  {name:<32} {line}");
         }
     }
-    Ok(worst)
+    let codes = rows.iter().map(|(_, code, _)| *code).collect();
+    Ok(Played { worst, codes })
+}
+
+/// The exit codes of the plays of `chaos run`, in order, and the one that says most.
+struct Played {
+    worst: i32,
+    codes: Vec<i32>,
+}
+
+impl Played {
+    /// A suite's exit code: each play held to what its entry expects (a table of expected
+    /// against got): 1 when any differs, 0 when all are as expected; a broken harness or an
+    /// interruption still says so (254, 255, 130).
+    fn held_to(&self, plays: &[chaos::suite::Play]) -> i32 {
+        if matches!(self.worst, EXIT_BAD_INPUT | EXIT_INFRA | EXIT_INTERRUPTED) {
+            return self.worst;
+        }
+        let word = |code: i32| match code {
+            EXIT_OK => "pass",
+            error::EXIT_VIOLATION => "fail",
+            error::EXIT_UNKNOWN => "unknown",
+            _ => "error",
+        };
+        println!("\nexpected against got:");
+        let mut deviations = 0;
+        for (play, code) in plays.iter().zip(&self.codes) {
+            let held = play.expect.accepts(*code);
+            if !held {
+                deviations += 1;
+            }
+            println!(
+                "  {:<11} {:<8} {:<7} seed {:<4} {}",
+                if held { "as expected" } else { "DIFFERS" },
+                play.expect.word(),
+                word(*code),
+                play.seed,
+                play.scenario.display()
+            );
+        }
+        println!(
+            "{} of {} plays as expected",
+            self.codes.len() - deviations,
+            self.codes.len()
+        );
+        if deviations > 0 {
+            error::EXIT_VIOLATION
+        } else {
+            EXIT_OK
+        }
+    }
 }
 
 fn first_line(e: &HarnessError) -> String {

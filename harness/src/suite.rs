@@ -10,7 +10,12 @@
 //!     first_seed: 100                     # default 1
 //!   - scenario: etcd/stale-reads.yaml
 //!     seeds: [1, 7, 42]                   # or an explicit list
+//!     expect: fail                        # pass | fail | any (default), or per seed:
+//!                                         # { 1: fail, 7: any } (seeds not named: any)
 //! ```
+//!
+//! `chaos run --suite` then exits 1 when a play's verdict differs from what its entry expects,
+//! so a known-bad control that passes fails the night as surely as a regression does.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -34,6 +39,47 @@ pub struct Entry {
     pub seeds: Seeds,
     #[serde(default)]
     pub first_seed: Option<u64>,
+    #[serde(default)]
+    pub expect: Option<ExpectSpec>,
+}
+
+/// What a play of a suite must end with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expect {
+    /// Every check passed (exit 0).
+    Pass,
+    /// A check found a violation (exit 1): a known-bad control.
+    Fail,
+    /// Either, or a check that could not decide (exit 0, 1 or 2); never a broken harness.
+    #[default]
+    Any,
+}
+
+impl Expect {
+    pub fn accepts(self, exit_code: i32) -> bool {
+        match self {
+            Expect::Pass => exit_code == 0,
+            Expect::Fail => exit_code == 1,
+            Expect::Any => (0..=2).contains(&exit_code),
+        }
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            Expect::Pass => "pass",
+            Expect::Fail => "fail",
+            Expect::Any => "any",
+        }
+    }
+}
+
+/// `expect: fail` for every seed of the entry, or `expect: { 3: fail }` per seed.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum ExpectSpec {
+    All(Expect),
+    PerSeed(std::collections::BTreeMap<u64, Expect>),
 }
 
 #[derive(Debug, Deserialize)]
@@ -48,6 +94,7 @@ pub enum Seeds {
 pub struct Play {
     pub scenario: PathBuf,
     pub seed: u64,
+    pub expect: Expect,
 }
 
 /// `i/n`: the i-th of n shards, 1-based.
@@ -128,9 +175,15 @@ pub fn expand(suite: &Suite, base: &Path) -> Vec<Play> {
             Seeds::List(l) => l.clone(),
         };
         for seed in seeds {
+            let expect = match &e.expect {
+                None => Expect::Any,
+                Some(ExpectSpec::All(x)) => *x,
+                Some(ExpectSpec::PerSeed(per)) => per.get(&seed).copied().unwrap_or_default(),
+            };
             plays.push(Play {
                 scenario: scenario.clone(),
                 seed,
+                expect,
             });
         }
     }
@@ -160,6 +213,31 @@ mod tests {
     const SUITE: &str = "name: nightly\nscenarios:\n  - scenario: etcd/a.yaml\n    seeds: 4\n    first_seed: 10\n  - scenario: /abs/b.yaml\n    seeds: [3, 5]\n";
 
     #[test]
+    fn expectations_for_all_seeds_or_per_seed() {
+        let s = parse("scenarios:\n  - scenario: a.yaml\n    seeds: 2\n    expect: fail\n  - scenario: b.yaml\n    seeds: [3, 4]\n    expect: { 4: pass }\n  - scenario: c.yaml\n    seeds: 1\n").unwrap();
+        let got: Vec<Expect> = expand(&s, Path::new("."))
+            .iter()
+            .map(|p| p.expect)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                Expect::Fail,
+                Expect::Fail,
+                Expect::Any,
+                Expect::Pass,
+                Expect::Any
+            ]
+        );
+        assert!(Expect::Fail.accepts(1) && !Expect::Fail.accepts(0));
+        assert!(Expect::Pass.accepts(0) && !Expect::Pass.accepts(2));
+        assert!(Expect::Any.accepts(2) && !Expect::Any.accepts(255));
+        assert!(
+            parse("scenarios:\n  - scenario: a.yaml\n    seeds: 1\n    expect: maybe\n").is_err()
+        );
+    }
+
+    #[test]
     fn expands_counts_and_lists() {
         let s = parse(SUITE).unwrap();
         let p = expand(&s, Path::new("suites"));
@@ -170,7 +248,8 @@ mod tests {
             p[5],
             Play {
                 scenario: "/abs/b.yaml".into(),
-                seed: 5
+                seed: 5,
+                expect: Expect::Any,
             }
         );
     }
