@@ -303,7 +303,8 @@ pub fn check_run(
 ) -> Result<Checked> {
     let history = read_run_history(run_dir)?;
     let specs: Vec<CheckSpec> = checks.iter().map(|c| c.value.clone()).collect();
-    let results = run_checks(&history, &specs, None, Some(run_dir))?;
+    let mut results = run_checks(&history, &specs, None, Some(run_dir))?;
+    results.extend(fault_steps_check(run_dir));
     let verdict = overall(&results);
     let mut result = meta.clone();
     result["verdict"] = json!(verdict);
@@ -315,6 +316,14 @@ pub fn check_run(
         exit_code: verdict.exit_code(),
         result,
     })
+}
+
+/// The "faults applied" check of a run folder (plan.json against faults.jsonl), if it planned
+/// any fault.
+fn fault_steps_check(run_dir: &Path) -> Option<Value> {
+    let plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("plan.json")).ok()?).ok()?;
+    crate::evidence::fault_steps(&plan, &read_faults(run_dir))
 }
 
 /// result.json for a run that was not checked (interrupted, or the harness failed).
@@ -515,7 +524,10 @@ pub fn check_command(
     };
     let run_dir = path.is_dir().then_some(path);
     let results = match run_checks(&history, &checks, timeout, run_dir) {
-        Ok(r) => r,
+        Ok(mut r) => {
+            r.extend(run_dir.and_then(fault_steps_check));
+            r
+        }
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(EXIT_BAD_INPUT);

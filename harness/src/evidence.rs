@@ -104,7 +104,9 @@ fn failures_phrase(evidence: &Value) -> String {
             }
         })
         .collect();
-    if parts.is_empty() {
+    if evidence["operations"] == 0 {
+        "the history holds no operation: the workload never got a call through to the cluster (see the workload's and the nodes' logs)".into()
+    } else if parts.is_empty() {
         "none failed".into()
     } else {
         parts.join(", ")
@@ -162,6 +164,69 @@ pub fn hold(result: &mut Value, spec: &CheckSpec, history: &History) {
             result["insufficient"] = json!(reason);
         }
     }
+}
+
+/// The faults a run's verdict rests on: every step of plan.json must have applied at least once
+/// (an `apply` with outcome ok in faults.jsonl), unless the scenario marked it `optional`. A
+/// check of its own, `unknown` when a step never fired or never applied; None without steps.
+pub fn fault_steps(plan: &Value, faults: &[Value]) -> Option<Value> {
+    let steps = plan["steps"].as_array().filter(|s| !s.is_empty())?;
+    let mut applied_steps = 0;
+    let mut missing = Vec::new();
+    let mut per_step = Vec::new();
+    for step in steps {
+        let n = step["step"].as_u64();
+        let applies: Vec<&Value> = faults
+            .iter()
+            .filter(|f| f["step"].as_u64() == n && f["phase"] == "apply")
+            .collect();
+        let applied = applies.iter().filter(|f| f["outcome"] == "ok").count();
+        let optional = step["optional"].as_bool().unwrap_or(false);
+        let what = format!(
+            "step {} ({} {})",
+            n.unwrap_or_default(),
+            step["firings"][0]["action"].as_str().unwrap_or("fault"),
+            step["trigger"].as_str().unwrap_or_default()
+        );
+        if applied > 0 {
+            applied_steps += 1;
+        } else if !optional {
+            missing.push(match applies.last() {
+                None => format!("{what} never fired"),
+                Some(f) => format!(
+                    "{what} fired {} time(s) but never applied ({})",
+                    applies.len(),
+                    f["outcome"].as_str().unwrap_or("no outcome")
+                ),
+            });
+        }
+        per_step.push(json!({
+            "step": n, "fired": applies.len(), "applied": applied, "optional": optional,
+        }));
+    }
+    let (verdict, summary) = if missing.is_empty() {
+        (
+            "ok",
+            format!("{applied_steps} of {} fault steps applied", steps.len()),
+        )
+    } else {
+        (
+            "unknown",
+            format!(
+                "not enough to check: {} of {} fault steps applied; {}",
+                applied_steps,
+                steps.len(),
+                missing.join("; ")
+            ),
+        )
+    };
+    Some(json!({
+        "name": "faults applied",
+        "check": "faults",
+        "verdict": verdict,
+        "summary": summary,
+        "detail": { "steps": per_step, "applied": applied_steps, "total": steps.len() },
+    }))
 }
 
 #[cfg(test)]
@@ -250,6 +315,37 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("0 calls were sent more than once, fewer than min-retried 1"));
+    }
+
+    #[test]
+    fn a_fault_step_that_never_applied_makes_the_run_unknown() {
+        let plan = json!({"steps": [
+            {"step": 0, "trigger": "at 10s", "firings": [{"action": "kill"}]},
+            {"step": 1, "trigger": "on log om3 /x/", "firings": [{"action": "pause"}]},
+            {"step": 2, "trigger": "at 5s", "firings": [{"action": "pause"}], "optional": true},
+            {"step": 3, "trigger": "at 20s", "firings": [{"action": "kill"}]},
+        ]});
+        let faults = vec![
+            json!({"step": 0, "phase": "apply", "outcome": "ok"}),
+            json!({"step": 0, "phase": "undo", "outcome": "ok"}),
+            json!({"step": 3, "phase": "apply", "outcome": "skipped: no node has role leader"}),
+        ];
+        let check = fault_steps(&plan, &faults).unwrap();
+        assert_eq!(check["verdict"], "unknown");
+        assert_eq!(
+            check["summary"],
+            "not enough to check: 1 of 4 fault steps applied; step 1 (pause on log om3 /x/) never fired; \
+             step 3 (kill at 20s) fired 1 time(s) but never applied (skipped: no node has role leader)"
+        );
+        let all = vec![
+            json!({"step": 1, "phase": "apply", "outcome": "ok"}),
+            json!({"step": 0, "phase": "apply", "outcome": "ok"}),
+            json!({"step": 3, "phase": "apply", "outcome": "ok"}),
+        ];
+        let check = fault_steps(&plan, &all).unwrap();
+        assert_eq!(check["verdict"], "ok");
+        assert_eq!(check["summary"], "3 of 4 fault steps applied");
+        assert!(fault_steps(&json!({"steps": []}), &all).is_none());
     }
 
     #[test]

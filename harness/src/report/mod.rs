@@ -62,8 +62,21 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
     let junit = junit::junit(std::slice::from_ref(&cases), false)?;
     let headline =
         page::headline(&model.checks).or_else(|| r["error"].as_str().map(str::to_string));
+    // "3/4 fault steps applied", when the run planned any.
+    let steps = r["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["check"] == "faults")
+        .map(|c| {
+            format!(
+                ", {}/{} fault steps applied",
+                c["detail"]["applied"], c["detail"]["total"]
+            )
+        })
+        .unwrap_or_default();
     let line = format!(
-        "{}: {} (seed {}, {} ops, {:.1} s){} {}",
+        "{}: {} (seed {}, {} ops{steps}, {:.1} s){} {}",
         show(&r["scenario"]),
         show(&r["verdict"]),
         show(&r["seed"]),

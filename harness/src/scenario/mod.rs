@@ -739,6 +739,10 @@ pub struct FaultStep {
     pub lose_unsynced: Option<bool>,
     /// close-container: the container id, or `open` for every open container.
     pub container: Option<ContainerRef>,
+    /// Without it, a step that never fired or never applied makes the run unknown (exit 2):
+    /// a fault that did not happen tested nothing.
+    #[serde(default)]
+    pub optional: bool,
 }
 
 /// Which storage containers close-container closes.

@@ -27,6 +27,9 @@ pub struct StepPlan {
     pub firings: Vec<Firing>,
     /// Parameters of the step's action (proxy and filesystem faults).
     pub params: ActionParams,
+    /// The run may pass without this step ever applying (`optional: true`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -200,6 +203,7 @@ pub fn make_plan(spec: &Scenario, seed: u64) -> Plan {
                 target,
                 firings,
                 params,
+                optional: step.optional,
             }
         })
         .collect();

@@ -267,9 +267,11 @@ impl Ozone {
                 missing.push("no RATIS/THREE pipeline is open".to_string());
             }
             match leader {
-                Some((om, _)) if missing.is_empty() => return Ok(format!(
+                Some((om, _)) if missing.is_empty() => {
+                    return Ok(format!(
                     "{om} leads, the SCM is out of safe mode, {open} RATIS/THREE pipeline(s) open"
-                )),
+                ))
+                }
                 _ if tokio::time::Instant::now() >= deadline => {
                     return Err(format!("after {within:?}: {}", missing.join("; ")))
                 }
