@@ -69,6 +69,9 @@ pub struct OpSummary {
     /// What the client said of a fail or info (`already exists (call 12 sent again)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The node the operation went to, when the history says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 impl OpSummary {
@@ -87,6 +90,7 @@ impl OpSummary {
             complete_time: op.complete_time,
             line: op.line,
             error: op.error.clone(),
+            node: op.node.clone(),
         }
     }
 

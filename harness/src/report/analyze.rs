@@ -303,6 +303,26 @@ pub fn stale_read(ops: &[Op], key_ops: &[usize]) -> Option<StaleRead> {
     None
 }
 
+/// The fault that lost a write acknowledged at `acked` by `node`: the first fault on that node
+/// after the acknowledgement (a later one found the write already gone), else the first fault on
+/// any node after it, else the last one before it. `before`: only faults that began by then.
+pub fn fault_that_lost(
+    windows: &[Window],
+    acked: u64,
+    node: Option<&str>,
+    before: Option<u64>,
+) -> Option<String> {
+    let after = |w: &&Window| w.start >= acked && before.is_none_or(|b| w.start <= b);
+    let on_node = |w: &&Window| node.is_some_and(|n| w.targets.iter().any(|t| t == n));
+    windows
+        .iter()
+        .filter(after)
+        .find(on_node)
+        .or_else(|| windows.iter().find(after))
+        .or_else(|| windows.iter().rfind(|w| w.start <= acked))
+        .map(|w| format!("{} at {}", w.label, secs(w.start)))
+}
+
 /// An acknowledged element a later read of the set no longer has.
 #[derive(Clone, Debug)]
 pub struct LostWrite {
@@ -338,11 +358,12 @@ pub fn lost_writes(ops: &[Op], key_ops: &[usize], windows: &[Window]) -> Vec<Los
         })
         .map(|i| {
             let acked = ops[i].complete.unwrap_or(0);
-            let fault = windows
-                .iter()
-                .rfind(|w| w.start >= acked && w.start <= ops[read].invoke)
-                .or_else(|| windows.iter().rfind(|w| w.start <= acked))
-                .map(|w| format!("{} at {}", w.label, secs(w.start)));
+            let fault = fault_that_lost(
+                windows,
+                acked,
+                ops[i].node.as_deref(),
+                Some(ops[read].invoke),
+            );
             LostWrite {
                 add: i,
                 read,
@@ -551,11 +572,7 @@ pub fn violations_and_checks(
                 .iter()
                 .map(|l| {
                     let acked = l["op"]["complete_time"].as_u64().unwrap_or(0);
-                    let fault = windows
-                        .iter()
-                        .rfind(|w| w.start >= acked)
-                        .or_else(|| windows.iter().rfind(|w| w.start <= acked))
-                        .map(|w| format!("{} at {}", w.label, secs(w.start)));
+                    let fault = fault_that_lost(windows, acked, l["op"]["node"].as_str(), None);
                     (
                         format!("{} on key {}", show(&l["value"]), show(&l["key"])),
                         acked,
@@ -945,6 +962,56 @@ pub fn versions(run: &RunFolder) -> Vec<(String, String)> {
 
 #[cfg(test)]
 mod tests {
+
+    fn window(start: u64, label: &str, target: &str) -> Window {
+        Window {
+            start,
+            end: start + 10,
+            action: "kill".into(),
+            label: label.into(),
+            targets: vec![target.into()],
+            trigger: String::new(),
+            event: 0,
+        }
+    }
+
+    /// The write's own node's first crash after the acknowledgement lost it, not the last
+    /// crash of the run nor a crash of another node in between.
+    #[test]
+    fn a_lost_write_is_laid_on_the_first_fault_on_its_node_after_it() {
+        let windows = [
+            window(5_000_000_000, "kill redis1", "redis1"),
+            window(20_000_000_000, "kill redis2", "redis2"),
+            window(30_000_000_000, "kill redis1", "redis1"),
+            window(50_000_000_000, "kill redis1", "redis1"),
+        ];
+        let at = |f: Option<String>| f.unwrap();
+        assert_eq!(
+            at(fault_that_lost(
+                &windows,
+                10_000_000_000,
+                Some("redis1"),
+                None
+            )),
+            "kill redis1 at 30.000 s"
+        );
+        // Unknown node: the first fault after it.
+        assert_eq!(
+            at(fault_that_lost(&windows, 10_000_000_000, None, None)),
+            "kill redis2 at 20.000 s"
+        );
+        // No fault after it: the last one before.
+        assert_eq!(
+            at(fault_that_lost(
+                &windows,
+                60_000_000_000,
+                Some("redis1"),
+                None
+            )),
+            "kill redis1 at 50.000 s"
+        );
+    }
+
     use super::*;
     use serde_json::json;
 

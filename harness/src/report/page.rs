@@ -354,12 +354,14 @@ fn violation(m: &Model, v: &Violation) -> Markup {
                 h3 { (v.check) }
                 p.sentence.big { (capitalize(&v.sentence)) }
                 p.muted { "The checker: " (v.checker_message) }
-                @if !v.lost_rows.is_empty() {
-                    h4 { "Lost writes" }
+                // Each lost write under the fault that lost it: the first on its node after
+                // the write was acknowledged.
+                @for (fault, rows) in by_fault(&v.lost_rows) {
+                    h4 { "Lost writes — " (fault) }
                     table {
-                        tr { th { "write" } th { "acknowledged at" } th { "process" } th { "fault around it" } }
-                        @for (w, t, p, f) in &v.lost_rows {
-                            tr { td { (w) } td.num { (secs(*t)) } td { (p) } td { (f.clone().unwrap_or_else(|| "none".into())) } }
+                        tr { th { "write" } th { "acknowledged at" } th { "process" } }
+                        @for (w, t, p, _) in rows {
+                            tr { td { (w) } td.num { (secs(*t)) } td { (p) } }
                         }
                     }
                 }
@@ -582,4 +584,21 @@ pub fn headline(checks: &[CheckView]) -> Option<String> {
         .find(|c| c.verdict != "ok")
         .and_then(|c| c.sentences.first())
         .map(|s| s.text.clone())
+}
+
+/// Lost-write rows grouped by the fault named for them, in the order the faults first appear.
+type LostRow = (String, u64, String, Option<String>);
+fn by_fault(rows: &[LostRow]) -> Vec<(String, Vec<&LostRow>)> {
+    let mut groups: Vec<(String, Vec<&LostRow>)> = Vec::new();
+    for row in rows {
+        let fault = row
+            .3
+            .clone()
+            .unwrap_or_else(|| "no fault before the final read".into());
+        match groups.iter_mut().find(|(f, _)| *f == fault) {
+            Some((_, g)) => g.push(row),
+            None => groups.push((fault, vec![row])),
+        }
+    }
+    groups
 }
