@@ -354,60 +354,95 @@ pub async fn run_s3(
                     .join(", ")
             ))
         })?;
-    let compose =
-        ComposeFile::load(compose_path).map_err(|e| HarnessError::BadInput(e.to_string()))?;
-    let nodes = compose.profile_services(store.name);
-    if nodes.is_empty() {
-        return Err(HarnessError::BadInput(format!(
-            "{} has no profile {}",
-            compose_path.display(),
-            store.name
-        )));
-    }
-    let docker = docker::connect().await?;
-    images::ensure(
-        &docker,
-        &compose.dir,
-        &images::images_for(&compose, &nodes),
-        false,
-    )
-    .await?;
-    let dir = std::env::temp_dir().join(format!("chaos-bench-s3-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| HarnessError::infra(e.to_string()))?;
-    let run_id = format!("bench{}-s3", std::process::id());
-    let started = Instant::now();
-    let cluster = Cluster::launch(
-        &docker,
-        ClusterSpec {
-            compose: &compose,
-            nodes: &nodes,
-            run_id: &run_id,
-            logs_dir: &dir,
-            run_start: started,
-            ready_timeout: Duration::from_secs(120),
-            environment: &[],
-            chaosfs: None,
-            chaosfs_init: &[],
-            secrets: &[],
-        },
+    let bench = BenchCluster::launch(compose_path, store.name, Duration::from_secs(120)).await?;
+    let healthy = bench.started.elapsed();
+    let cluster = Arc::new(bench.cluster);
+    let measured = s3_workload(
+        &cluster, store, &bench.dir, seconds, processes, rate, healthy,
     )
     .await;
-    let cluster = match cluster {
-        Ok(c) => Arc::new(c),
-        Err(e) => {
-            let _ = docker::sweep(&docker, Some(&run_id)).await;
-            return Err(e);
-        }
-    };
-    let healthy = started.elapsed();
-    let measured = s3_workload(&cluster, store, &dir, seconds, processes, rate, healthy).await;
     let teardown = match Arc::try_unwrap(cluster) {
         Ok(c) => c.teardown().await,
         Err(_) => Ok(()),
     };
-    let _ = docker::sweep(&docker, Some(&run_id)).await;
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = docker::sweep(&bench.docker, Some(&bench.run_id)).await;
+    let _ = std::fs::remove_dir_all(&bench.dir);
     measured.and(teardown)
+}
+
+/// A compose profile started for a benchmark: its own run id and log folder, and whatever a
+/// failed start left behind swept.
+struct BenchCluster {
+    compose: ComposeFile,
+    docker: bollard::Docker,
+    cluster: Cluster,
+    dir: std::path::PathBuf,
+    run_id: String,
+    started: Instant,
+}
+
+impl BenchCluster {
+    async fn launch(compose_path: &Path, profile: &str, ready_timeout: Duration) -> Result<Self> {
+        let compose =
+            ComposeFile::load(compose_path).map_err(|e| HarnessError::BadInput(e.to_string()))?;
+        let nodes = compose.profile_services(profile);
+        if nodes.is_empty() {
+            return Err(HarnessError::BadInput(format!(
+                "{} has no profile {profile}",
+                compose_path.display()
+            )));
+        }
+        let docker = docker::connect().await?;
+        images::ensure(
+            &docker,
+            &compose.dir,
+            &images::images_for(&compose, &nodes),
+            false,
+        )
+        .await?;
+        let dir =
+            std::env::temp_dir().join(format!("chaos-bench-{profile}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| HarnessError::infra(e.to_string()))?;
+        let run_id = format!("bench{}-{profile}", std::process::id());
+        let started = Instant::now();
+        let cluster = Cluster::launch(
+            &docker,
+            ClusterSpec {
+                compose: &compose,
+                nodes: &nodes,
+                run_id: &run_id,
+                logs_dir: &dir,
+                run_start: started,
+                ready_timeout,
+                environment: &[],
+                chaosfs: None,
+                chaosfs_init: &[],
+                secrets: &[],
+            },
+        )
+        .await;
+        match cluster {
+            Ok(cluster) => Ok(BenchCluster {
+                compose,
+                docker,
+                cluster,
+                dir,
+                run_id,
+                started,
+            }),
+            Err(e) => {
+                let _ = docker::sweep(&docker, Some(&run_id)).await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn teardown(self) -> Result<()> {
+        let result = self.cluster.teardown().await;
+        let _ = docker::sweep(&self.docker, Some(&self.run_id)).await;
+        let _ = std::fs::remove_dir_all(&self.dir);
+        result
+    }
 }
 
 async fn s3_workload(
@@ -504,49 +539,18 @@ async fn s3_workload(
 /// created to healthy (every node's port answers) and to serviceable (an OM leader, the SCM out
 /// of safe mode, a RATIS/THREE pipeline open), then each node's JVM resident memory.
 pub async fn run_ozone(compose_path: &Path) -> Result<()> {
-    let compose =
-        ComposeFile::load(compose_path).map_err(|e| HarnessError::BadInput(e.to_string()))?;
-    let nodes = compose.profile_services("ozone");
-    let docker = docker::connect().await?;
-    images::ensure(
-        &docker,
-        &compose.dir,
-        &images::images_for(&compose, &nodes),
-        false,
-    )
-    .await?;
-    let dir = std::env::temp_dir().join(format!("chaos-bench-ozone-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| HarnessError::infra(e.to_string()))?;
-    let run_id = format!("bench{}-ozone", std::process::id());
     let info = systems::lookup("ozone").expect("the ozone adapter");
-    let started = Instant::now();
-    let cluster = Cluster::launch(
-        &docker,
-        ClusterSpec {
-            compose: &compose,
-            nodes: &nodes,
-            run_id: &run_id,
-            logs_dir: &dir,
-            run_start: started,
-            ready_timeout: info.ready_within,
-            environment: &[],
-            chaosfs: None,
-            chaosfs_init: &[],
-            secrets: &[],
-        },
-    )
-    .await;
-    let cluster = match cluster {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = docker::sweep(&docker, Some(&run_id)).await;
-            return Err(e);
-        }
-    };
+    let bench = BenchCluster::launch(compose_path, "ozone", info.ready_within).await?;
+    let (cluster, docker, started) = (&bench.cluster, &bench.docker, bench.started);
     let healthy = started.elapsed();
+    let image = bench
+        .compose
+        .service("om1")
+        .and_then(|s| s.image.clone())
+        .unwrap_or_default();
     let measured = async {
         let adapter = (info.make)(
-            &cluster,
+            cluster,
             &AdapterSettings {
                 workload: WorkloadKind::Create,
                 retries: 0,
@@ -563,12 +567,8 @@ pub async fn run_ozone(compose_path: &Path) -> Result<()> {
             .map_err(HarnessError::infra)?;
         let serviceable = started.elapsed();
         println!(
-            "chaos bench --ozone: {} nodes of profile ozone ({})",
-            nodes.len(),
-            compose
-                .service("om1")
-                .and_then(|s| s.image.clone())
-                .unwrap_or_default()
+            "chaos bench --ozone: {} nodes of profile ozone ({image})",
+            cluster.names().len()
         );
         println!(
             "ready: created -> healthy {:.1} s; -> serviceable (OM leader, SCM out of safe mode, pipeline open) {:.1} s",
@@ -582,7 +582,7 @@ pub async fn run_ozone(compose_path: &Path) -> Result<()> {
         let mut total = 0.0;
         for node in cluster.names() {
             let container = &cluster.node(&node).expect("a node of the cluster").container;
-            let out = docker::exec(&docker, container, &ps)
+            let out = docker::exec(docker, container, &ps)
                 .await
                 .map_err(|e| HarnessError::infra(e.to_string()))?;
             let kib: f64 = out
@@ -597,8 +597,5 @@ pub async fn run_ozone(compose_path: &Path) -> Result<()> {
         Ok(())
     }
     .await;
-    let teardown = cluster.teardown().await;
-    let _ = docker::sweep(&docker, Some(&run_id)).await;
-    let _ = std::fs::remove_dir_all(&dir);
-    measured.and(teardown)
+    measured.and(bench.teardown().await)
 }

@@ -177,7 +177,7 @@ async fn dispatch(cli: Cli) -> i32 {
                     Ok(plays) => {
                         let paths: Vec<PathBuf> =
                             plays.iter().map(|p| p.scenario.clone()).collect();
-                        let seeds = plays.iter().map(|p| Some(p.seed)).collect();
+                        let seeds = plays.iter().map(|p| (Some(p.seed), p.expect)).collect();
                         let code =
                             run_many(&paths, Some(seeds), seed, repeat, out, ready_timeout, load)
                                 .await;
@@ -297,7 +297,8 @@ fn interrupt_token() -> CancellationToken {
 /// Plays `paths` (with `--repeat`), or, for a suite, `paths[i]` once with `seeds[i]`.
 async fn run_many(
     paths: &[PathBuf],
-    seeds: Option<Vec<Option<u64>>>,
+    // A suite's plays: each one's seed and what it must end with.
+    seeds: Option<Vec<(Option<u64>, chaos::suite::Expect)>>,
     seed: Option<u64>,
     repeat: u32,
     out: PathBuf,
@@ -323,13 +324,14 @@ async fn run_many(
         for i in 0..repeat.max(1) {
             let options = run::RunOptions {
                 seed: match &seeds {
-                    Some(seeds) => seeds[k],
+                    Some(seeds) => seeds[k].0,
                     None => seed.map(|s| s + u64::from(i)).or_else(|| {
                         (repeat > 1).then(|| scenario.spec.seed.unwrap_or(0) + u64::from(i))
                     }),
                 },
                 out: out.clone(),
                 ready_timeout,
+                expect: seeds.as_ref().map(|s| s[k].1.word()),
             };
             let (code, line) = match run::run_scenario(scenario, &options, interrupt.clone()).await
             {

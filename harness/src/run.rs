@@ -24,6 +24,9 @@ pub struct RunOptions {
     pub out: PathBuf,
     /// None: the system's own (`SystemInfo::ready_within`).
     pub ready_timeout: Option<Duration>,
+    /// What the suite expects of this play (`pass`, `fail`, `any`), kept in result.json so the
+    /// index's junit holds the run to it.
+    pub expect: Option<&'static str>,
 }
 
 pub struct RunOutcome {
@@ -107,6 +110,7 @@ pub async fn run_scenario(
         "started": now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
         "duration_s": elapsed.as_secs_f64(),
         "command": reproduce_command(&loaded.path, seed, loaded.scm_ha),
+        "expect": options.expect,
     });
 
     let result = match outcome {

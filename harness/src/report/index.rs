@@ -27,6 +27,8 @@ pub struct Entry {
     pub command: String,
     pub error: Option<String>,
     pub has_page: bool,
+    /// What the suite expected of the run (`fail` for a known-bad control), if it ran in one.
+    pub expect: Option<String>,
 }
 
 const MAX_DEPTH: usize = 8;
@@ -149,6 +151,7 @@ fn entry(dir: &Path, run: &Path) -> Option<Entry> {
         command: show(&result["command"]),
         error: result["error"].as_str().map(str::to_string),
         has_page: run.join("index.html").is_file(),
+        expect: result["expect"].as_str().map(str::to_string),
     })
 }
 
@@ -275,6 +278,7 @@ pub fn render_index(dir: &Path) -> Result<Vec<Entry>> {
             duration_s: e.duration_s,
             checks: e.checks.clone(),
             error: e.error.clone(),
+            expect: e.expect.clone(),
         })
         .collect();
     std::fs::write(dir.join("junit.xml"), junit::junit(&runs, true)?).map_err(|e| {

@@ -18,6 +18,9 @@ pub struct RunCases {
     pub checks: Vec<(String, String, Vec<String>, String)>,
     /// Why the run was not checked.
     pub error: Option<String>,
+    /// What a suite expected of the run: with `fail` (a known-bad control) the violation is the
+    /// success, and a pass is the failure.
+    pub expect: Option<String>,
 }
 
 fn case(
@@ -67,6 +70,35 @@ fn cases(run: &RunCases, with_seed: bool) -> Vec<TestCase> {
     } else {
         String::new()
     };
+    if run.expect.as_deref() == Some("fail") {
+        // A known-bad control: one case, passed when a check found the violation.
+        let name = format!("expected violation{seed}");
+        let found: Vec<String> = run
+            .checks
+            .iter()
+            .filter(|c| c.1 == "illegal")
+            .flat_map(|c| c.2.first().cloned())
+            .collect();
+        let mut c = if run.verdict == "illegal" {
+            TestCase::new(name, TestCaseStatus::success())
+        } else {
+            let why = format!(
+                "the known-bad control did not fail: verdict {} ({})",
+                run.verdict, run.folder
+            );
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_message(why.clone())
+                .set_type("control passed")
+                .set_description(format!("{why}\nreproduce: {}", run.command));
+            TestCase::new(name, s)
+        };
+        if !found.is_empty() {
+            c.set_system_out(found.join("\n"));
+        }
+        c.set_classname(run.scenario.clone());
+        c.set_time(std::time::Duration::from_secs_f64(run.duration_s.max(0.0)));
+        return vec![c];
+    }
     if run.checks.is_empty() {
         let e = run.error.clone().unwrap_or_else(|| "no check ran".into());
         return vec![case(
@@ -101,4 +133,45 @@ pub fn junit(runs: &[RunCases], with_seed: bool) -> Result<String> {
     report
         .to_string()
         .map_err(|e| HarnessError::infra(format!("junit.xml: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(verdict: &str, expect: Option<&str>) -> RunCases {
+        RunCases {
+            scenario: "etcd-stale-reads".into(),
+            seed: "1".into(),
+            verdict: verdict.into(),
+            folder: "etcd-stale-reads/x-s1".into(),
+            command: "chaos run scenarios/etcd/stale-reads.yaml --seed 1".into(),
+            duration_s: 30.0,
+            checks: vec![(
+                "linearizable".into(),
+                verdict.into(),
+                vec!["a read on key k0 returned 3".into()],
+                "summary".into(),
+            )],
+            error: None,
+            expect: expect.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_known_bad_control_that_passed_is_the_failure() {
+        let passed = junit(&[run("ok", Some("fail"))], true).unwrap();
+        assert!(passed.contains("expected violation (seed 1)"), "{passed}");
+        assert!(
+            passed.contains("the known-bad control did not fail: verdict ok"),
+            "{passed}"
+        );
+        assert!(passed.contains("<failure"), "{passed}");
+        let failed = junit(&[run("illegal", Some("fail"))], true).unwrap();
+        assert!(!failed.contains("<failure"), "{failed}");
+        assert!(failed.contains("a read on key k0 returned 3"), "{failed}");
+        // Without an expectation a violation is the failure, as before.
+        let plain = junit(&[run("illegal", None)], true).unwrap();
+        assert!(plain.contains("<failure"), "{plain}");
+    }
 }

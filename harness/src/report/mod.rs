@@ -58,6 +58,7 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         duration_s: r["duration_s"].as_f64().unwrap_or(0.0),
         checks: checks.clone(),
         error: r["error"].as_str().map(str::to_string),
+        expect: r["expect"].as_str().map(str::to_string),
     };
     let junit = junit::junit(std::slice::from_ref(&cases), false)?;
     let headline =
