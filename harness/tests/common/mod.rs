@@ -101,11 +101,12 @@ pub fn assert_no_secret(run: &Path, secret: &str, min_files: usize) {
     }
 }
 
-/// A fencing run's checks: the probe first, then the three fencing properties in order.
+/// A fencing run's checks: the probe first, then the three fencing properties in order, then
+/// (when the scenario has fault steps) whether every fault step applied, which must hold.
 pub fn fencing_checks(result: &Value) -> &[Value] {
     let checks = result["checks"].as_array().unwrap();
     assert_eq!(checks[0]["check"], "conditional-writes", "{result}");
-    let names: Vec<&str> = checks[1..]
+    let names: Vec<&str> = checks[1..4]
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
@@ -117,7 +118,11 @@ pub fn fencing_checks(result: &Value) -> &[Value] {
             "fencing: OneWriterPerTerm"
         ]
     );
-    checks
+    for rest in &checks[4..] {
+        assert_eq!(rest["check"], "faults", "{rest}");
+        assert_eq!(rest["verdict"], "ok", "{}", rest["summary"]);
+    }
+    &checks[..4]
 }
 
 /// OneWriterPerTerm (the fourth of [`fencing_checks`]) failed: two writers completed a
