@@ -473,6 +473,19 @@ fn fault_windows(faults: &[Value]) -> Vec<(u64, u64)> {
     windows
 }
 
+/// The linearizability check `--model M` asks for, with the defaults of a scenario's.
+fn linearizable_check(model: &str) -> CheckSpec {
+    CheckSpec::Linearizable(scenario::LinearizableSpec {
+        model: serde_saphyr::Spanned::new(
+            model.to_string(),
+            serde_saphyr::Location::UNKNOWN,
+            serde_saphyr::Location::UNKNOWN,
+        ),
+        timeout: None,
+        min_ops: None,
+    })
+}
+
 /// `chaos check PATH`: a run folder (its scenario's checks) or a history file with --model.
 pub fn check_command(
     path: &Path,
@@ -489,15 +502,7 @@ pub fn check_command(
         let mut checks: Vec<CheckSpec> = spec.checks.into_iter().map(|c| c.value).collect();
         // --model adds a linearizability check to the scenario's own, never replaces them.
         if let Some(m) = model {
-            checks.push(CheckSpec::Linearizable(scenario::LinearizableSpec {
-                model: serde_saphyr::Spanned::new(
-                    m.to_string(),
-                    serde_saphyr::Location::UNKNOWN,
-                    serde_saphyr::Location::UNKNOWN,
-                ),
-                timeout: None,
-                min_ops: None,
-            }));
+            checks.push(linearizable_check(m));
         }
         (history, checks)
     } else {
@@ -511,16 +516,7 @@ pub fn check_command(
             .map_err(|e: String| HarnessError::BadInput(e))?;
         let history = checker::read_history(path, format)
             .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
-        let check = CheckSpec::Linearizable(scenario::LinearizableSpec {
-            model: serde_saphyr::Spanned::new(
-                model.to_string(),
-                serde_saphyr::Location::UNKNOWN,
-                serde_saphyr::Location::UNKNOWN,
-            ),
-            timeout: None,
-            min_ops: None,
-        });
-        (history, vec![check])
+        (history, vec![linearizable_check(model)])
     };
     let run_dir = path.is_dir().then_some(path);
     let results = match run_checks(&history, &checks, timeout, run_dir) {

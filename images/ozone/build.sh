@@ -74,10 +74,13 @@ ok=0
 for _ in $(seq 1 8); do
   if mvn "${mvn_args[@]}" dependency:copy-dependencies -DincludeScope=runtime \
        -DoutputDirectory="$stage/lib" 2>&1 | progress >"$stage/mvn.log"; then ok=1; break; fi
-  if grep -q "Could not find artifact org.apache.ozone:ozone-main:pom:$version\|Could not find artifact org.apache.ozone:ozone-manager:jar:$version" "$stage/mvn.log"; then
+  # No ozone-main (or no ozone-manager) of that version: Central has no such release. mvn says
+  # "Could not find artifact X" the first time and "X was not found ... during a previous
+  # attempt" when it remembers the miss.
+  if grep -q "org.apache.ozone:ozone-main:pom:$version\|org.apache.ozone:ozone-manager:jar:$version" "$stage/mvn.log"; then
     die "Maven Central has no Apache Ozone $version (org.apache.ozone:ozone-manager:$version); versions with an Ozone Manager there: $(curl -s -m 20 https://repo.maven.apache.org/maven2/org/apache/ozone/ozone-manager/maven-metadata.xml | grep -o '<version>[^<]*' | sed 's/<version>//' | tr '\n' ' ')"
   fi
-  missing=$(grep -oE "org\.apache\.ozone:[A-Za-z0-9.-]+:pom:$version" "$stage/mvn.log" | head -n 1 || true)
+  missing=$(grep -oE "org\.apache\.ozone:[A-Za-z0-9.-]+:pom:$version" "$stage/mvn.log" | grep -v ":ozone-main:" | head -n 1 || true)
   if [ -z "$missing" ]; then
     if grep -qE "Could not transfer|Connection refused|Unknown host|timed out|Network is unreachable" "$stage/mvn.log"; then
       die "Maven Central does not answer ($(grep -m1 -oE '(Could not transfer|Unknown host|Connection refused|Network is unreachable|timed out)[^]]*' "$stage/mvn.log")); with an Ozone image from elsewhere: docker load -i ozone.tar, and set OZONE_IMAGE to its tag"

@@ -1402,6 +1402,17 @@ mod tests {
         assert!(admin_commands(Action::Pause, &[], None, &oms).is_err());
     }
 
+    /// `ozone admin pipeline list` as 2.2.0 printed it (node lists shortened): only open
+    /// pipelines over three datanodes count.
+    #[test]
+    fn open_pipelines_of_three_datanodes() {
+        let list = "Pipeline{ Id: 104622c1-22b7-4aff-b2b6-98356331d9bb, Nodes: [ {dc080a6c(dn3/172.23.0.8), ReplicaIndex: 0},], ReplicationConfig: RATIS/ONE, State:OPEN, leaderId:dc080a6c, CreationTimestamp2026-12-01T18:22:40Z[UTC]}\n\
+                    Pipeline{ Id: 78f1aea4-1df3-4860-95cf-78b4ac53e99b, Nodes: [ {72059697(dn2/172.23.0.7), ReplicaIndex: 0}, {cef42d0d(dn1/172.23.0.6), ReplicaIndex: 0}, {dc080a6c(dn3/172.23.0.8), ReplicaIndex: 0},], ReplicationConfig: RATIS/THREE, State:OPEN, leaderId:72059697, CreationTimestamp2026-12-01T18:22:41Z[UTC]}\n\
+                    Pipeline{ Id: 3e40bb8f-ffa8-4f43-8b1e-6dcf8f763b1d, Nodes: [], ReplicationConfig: RATIS/THREE, State:ALLOCATED, leaderId:, CreationTimestamp2026-12-01T18:22:41Z[UTC]}\n";
+        assert_eq!(count_open_three(list), 1);
+        assert_eq!(count_open_three(""), 0);
+    }
+
     /// The leader-change trigger matches the lines live OMs printed when they won an election.
     #[test]
     fn leader_change_matches_live_lines() {
