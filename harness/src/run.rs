@@ -285,8 +285,10 @@ async fn drive(
         s3: spec.s3.clone(),
     };
     let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(cluster, &settings));
+    // The system's readiness budget: an Ozone cluster is serviceable only once an OM leads
+    // and the SCM has left safe mode, well after its ports answer on a busy machine.
     tokio::select! {
-        r = adapter.prepare(Duration::from_secs(60)) => r.map_err(|e| HarnessError::infra(format!(
+        r = adapter.prepare(info.ready_within.max(Duration::from_secs(60))) => r.map_err(|e| HarnessError::infra(format!(
             "the cluster is up but not ready for the workload: {e}"
         )))?,
         _ = interrupt.cancelled() => return Ok(()),

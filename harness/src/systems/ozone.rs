@@ -821,9 +821,11 @@ const RESEND_PATIENCE: Duration = Duration::from_secs(120);
 
 impl OzoneClient {
     /// One resend of a recorded call, byte for byte, to the OMs in turn (the last one that
-    /// answered first) until one answers it or [`RESEND_PATIENCE`] runs out: a refused connect
-    /// or "not the leader" is no answer, so the resend waits out restarts and elections, as a
-    /// Java client's failover does, and the first OM that answers decides.
+    /// answered first) until one answers it or [`RESEND_PATIENCE`] runs out: a refused connect,
+    /// "not the leader", or a connection an OM still starting drops after the call was sent is
+    /// no answer (sending the same call again is what a retry is: the retry cache must make it
+    /// harmless), so the resend waits out restarts and elections, as a Java client's failover
+    /// does, and the first OM that answers decides.
     async fn resend(&mut self, record: &CallRecord) -> Result<OmResponse, OmError> {
         let deadline = tokio::time::Instant::now() + RESEND_PATIENCE;
         let mut order: Vec<SocketAddr> = self.om.nodes().iter().map(|n| n.addr).collect();
@@ -833,11 +835,8 @@ impl OzoneClient {
         loop {
             for &to in &order {
                 let result = self.om.resend(record, to).await;
-                let keep_looking = match &result {
-                    Ok(_) => false,
-                    Err(OmError::NotLeader { .. } | OmError::LeaderNotReady { .. }) => true,
-                    Err(e) => e.outcome() == ozone_rpc::Outcome::Fail,
-                };
+                // Every transport error and every "not the leader" is no answer yet.
+                let keep_looking = result.is_err();
                 if !keep_looking {
                     return result;
                 }
