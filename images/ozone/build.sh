@@ -77,7 +77,7 @@ for _ in $(seq 1 8); do
   # No ozone-main (or no ozone-manager) of that version: Central has no such release. mvn says
   # "Could not find artifact X" the first time and "X was not found ... during a previous
   # attempt" when it remembers the miss.
-  if grep -q "org.apache.ozone:ozone-main:pom:$version\|org.apache.ozone:ozone-manager:jar:$version" "$stage/mvn.log"; then
+  if grep -qE "(Could not find artifact org\.apache\.ozone:ozone-(main:pom|manager:jar):$version)|(org\.apache\.ozone:ozone-(main:pom|manager:jar):$version was not found)" "$stage/mvn.log"; then
     die "Maven Central has no Apache Ozone $version (org.apache.ozone:ozone-manager:$version); versions with an Ozone Manager there: $(curl -s -m 20 https://repo.maven.apache.org/maven2/org/apache/ozone/ozone-manager/maven-metadata.xml | grep -o '<version>[^<]*' | sed 's/<version>//' | tr '\n' ' ')"
   fi
   missing=$(grep -oE "org\.apache\.ozone:[A-Za-z0-9.-]+:pom:$version" "$stage/mvn.log" | grep -v ":ozone-main:" | head -n 1 || true)
