@@ -63,62 +63,27 @@ fn summary(name: &str, mut values: Vec<f64>, unit: &str) {
 }
 
 pub async fn run(compose_path: &Path, options: &BenchOptions) -> Result<()> {
-    let compose =
-        ComposeFile::load(compose_path).map_err(|e| HarnessError::BadInput(e.to_string()))?;
-    let nodes = compose.profile_services("etcd");
-    let docker = docker::connect().await?;
-    images::ensure(
-        &docker,
-        &compose.dir,
-        &images::images_for(&compose, &nodes),
-        false,
-    )
-    .await?;
-    let logs = std::env::temp_dir().join(format!("chaos-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&logs).map_err(|e| HarnessError::infra(e.to_string()))?;
-
-    let launch = |i: usize| {
-        let run_id = format!("bench{}-{i}", std::process::id());
-        let docker = docker.clone();
-        let compose = &compose;
-        let nodes = &nodes;
-        let logs = &logs;
-        async move {
-            let started = Instant::now();
-            let cluster = Cluster::launch(
-                &docker,
-                ClusterSpec {
-                    compose,
-                    nodes,
-                    run_id: &run_id,
-                    logs_dir: logs,
-                    run_start: started,
-                    ready_timeout: Duration::from_secs(120),
-                    environment: &[],
-                    chaosfs: None,
-                    chaosfs_init: &[],
-                    secrets: &[],
-                },
-            )
-            .await;
-            if cluster.is_err() {
-                let _ = docker::sweep(&docker, Some(&run_id)).await;
-            }
-            cluster.map(|c| (c, started.elapsed()))
-        }
-    };
-
-    println!("chaos bench on {} nodes of profile etcd", nodes.len());
-    let mut ready = Vec::new();
-    for i in 0..options.ready_trials.max(1) - 1 {
-        let (cluster, took) = launch(i).await?;
-        ready.push(took.as_secs_f64());
-        cluster.teardown().await?;
+    let launch = || BenchCluster::launch(compose_path, "etcd", Duration::from_secs(120));
+    let mut bench = launch().await?;
+    println!(
+        "chaos bench on {} nodes of profile etcd",
+        bench.cluster.names().len()
+    );
+    let mut ready = vec![bench.healthy.as_secs_f64()];
+    for _ in 1..options.ready_trials.max(1) {
+        bench.teardown().await?;
+        bench = launch().await?;
+        ready.push(bench.healthy.as_secs_f64());
     }
-    let (cluster, took) = launch(options.ready_trials).await?;
-    ready.push(took.as_secs_f64());
     summary("ready: 3 etcd nodes created -> healthy", ready, "s");
 
+    let BenchCluster {
+        cluster,
+        docker,
+        dir,
+        run_id,
+        ..
+    } = bench;
     let cluster = Arc::new(cluster);
     let outcome = async {
         trigger_latency(&cluster, options.trigger_trials).await?;
@@ -129,8 +94,8 @@ pub async fn run(compose_path: &Path, options: &BenchOptions) -> Result<()> {
         Ok(c) => c.teardown().await,
         Err(_) => Ok(()),
     };
-    let _ = docker::sweep(&docker, None).await;
-    let _ = std::fs::remove_dir_all(&logs);
+    let _ = docker::sweep(&docker, Some(&run_id)).await;
+    let _ = std::fs::remove_dir_all(&dir);
     recorder_cost()?;
     outcome.and(teardown)
 }
@@ -355,7 +320,7 @@ pub async fn run_s3(
             ))
         })?;
     let bench = BenchCluster::launch(compose_path, store.name, Duration::from_secs(120)).await?;
-    let healthy = bench.started.elapsed();
+    let healthy = bench.healthy;
     let cluster = Arc::new(bench.cluster);
     let measured = s3_workload(
         &cluster, store, &bench.dir, seconds, processes, rate, healthy,
@@ -379,6 +344,8 @@ struct BenchCluster {
     dir: std::path::PathBuf,
     run_id: String,
     started: Instant,
+    /// From creating the containers to every node healthy.
+    healthy: Duration,
 }
 
 impl BenchCluster {
@@ -429,6 +396,7 @@ impl BenchCluster {
                 dir,
                 run_id,
                 started,
+                healthy: started.elapsed(),
             }),
             Err(e) => {
                 let _ = docker::sweep(&docker, Some(&run_id)).await;
@@ -542,7 +510,7 @@ pub async fn run_ozone(compose_path: &Path) -> Result<()> {
     let info = systems::lookup("ozone").expect("the ozone adapter");
     let bench = BenchCluster::launch(compose_path, "ozone", info.ready_within).await?;
     let (cluster, docker, started) = (&bench.cluster, &bench.docker, bench.started);
-    let healthy = started.elapsed();
+    let healthy = bench.healthy;
     let image = bench
         .compose
         .service("om1")
