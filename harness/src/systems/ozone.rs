@@ -59,11 +59,11 @@ pub const STREAM: &str = "stream";
 /// Printed by `chaos run` for this system, so nobody mistakes a green run of the harness for a
 /// tested integration of the parts that have not met a live cluster yet.
 pub const NOT_YET_LIVE: &str = "ozone: run live on 2.2.0: the create workload (native OM client, \
-resends, retry-after-restart and its control), roles, /prom, readiness and the s3-object workload \
-through s3g. Not yet met live: the lease and stream workloads, the per-OM lookups of `converge`, \
-the take-snapshot, transfer-leader and close-container actions, every log trigger but \
-leader-change, chaosfs on Ozone's data directories, and the ozone-scm-ha profile; expect those to \
-need fixes.";
+resends, retry-after-restart and its control; the control on three SCMs too), roles, /prom, \
+readiness and the s3-object workload through s3g. Not yet met live: the lease and stream \
+workloads, the per-OM lookups of `converge`, the take-snapshot, transfer-leader and \
+close-container actions, every log trigger but leader-change, and chaosfs on Ozone's data \
+directories; expect those to need fixes.";
 
 pub const INFO: SystemInfo = SystemInfo {
     name: "ozone",
