@@ -21,7 +21,7 @@ use crate::cluster::{Cluster, ClusterSpec};
 use crate::compose::ComposeFile;
 use crate::error::{HarnessError, Result};
 use crate::recorder::Recorder;
-use crate::scenario::{ReadConsistency, WorkloadKind};
+use crate::scenario::WorkloadKind;
 use crate::systems::{self, AdapterSettings, Operation, Outcome};
 use crate::workload::{self, WorkloadConfig};
 use crate::{docker, images};
@@ -179,15 +179,7 @@ async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
     let info = systems::lookup("etcd").expect("etcd adapter");
     let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(
         cluster,
-        &AdapterSettings {
-            workload: WorkloadKind::Register,
-            retries: 0,
-            resend_after: Duration::ZERO,
-            sends_duplicates: false,
-            read: ReadConsistency::Linearizable,
-            connect_timeout: Duration::from_secs(1),
-            s3: None,
-        },
+        &AdapterSettings::plain(WorkloadKind::Register, None),
     ));
     let recorder = Arc::new(
         Recorder::create(&dir.join("history.jsonl"), Instant::now())
@@ -433,15 +425,7 @@ async fn s3_workload(
     };
     let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(
         cluster,
-        &AdapterSettings {
-            workload: WorkloadKind::S3Object,
-            retries: 0,
-            resend_after: Duration::ZERO,
-            sends_duplicates: false,
-            read: ReadConsistency::Linearizable,
-            connect_timeout: Duration::from_secs(1),
-            s3: Some(spec),
-        },
+        &AdapterSettings::plain(WorkloadKind::S3Object, Some(spec)),
     ));
     let preparing = Instant::now();
     adapter
@@ -519,15 +503,7 @@ pub async fn run_ozone(compose_path: &Path) -> Result<()> {
     let measured = async {
         let adapter = (info.make)(
             cluster,
-            &AdapterSettings {
-                workload: WorkloadKind::Create,
-                retries: 0,
-                resend_after: Duration::ZERO,
-                sends_duplicates: false,
-                read: ReadConsistency::Linearizable,
-                connect_timeout: Duration::from_secs(1),
-                s3: None,
-            },
+            &AdapterSettings::plain(WorkloadKind::Create, None),
         );
         adapter
             .prepare(info.ready_within)

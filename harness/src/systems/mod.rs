@@ -103,6 +103,21 @@ pub struct AdapterSettings {
     pub s3: Option<S3Spec>,
 }
 
+impl AdapterSettings {
+    /// A benchmark's settings: the workload, no resends, linearizable reads, a 1 s connect.
+    pub fn plain(workload: WorkloadKind, s3: Option<S3Spec>) -> Self {
+        AdapterSettings {
+            workload,
+            retries: 0,
+            resend_after: Duration::ZERO,
+            sends_duplicates: false,
+            read: ReadConsistency::Linearizable,
+            connect_timeout: Duration::from_secs(1),
+            s3,
+        }
+    }
+}
+
 /// One client operation as the workload issues it (Jepsen's `f`, key and value).
 #[derive(Debug, Clone)]
 pub struct Operation {
