@@ -377,6 +377,7 @@ impl BenchCluster {
                 chaosfs: None,
                 chaosfs_init: &[],
                 secrets: &[],
+                faketime: false,
             },
         )
         .await;

@@ -31,6 +31,10 @@ pub const TOOLS_IMAGE: &str = "chaos-tools:latest";
 
 /// Where the chaosfs binary is mounted in nodes that use it.
 pub const CHAOSFS_PATH: &str = "/chaosfs";
+/// Debian's libfaketime, as the images that can take clock skew install it.
+pub const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+/// The file libfaketime reads its offset from (`+70.000`); rewritten while the node runs.
+const FAKETIME_FILE: &str = "/.chaos-faketime";
 
 /// A line a node printed, as the harness received it.
 #[derive(Debug, Clone)]
@@ -69,6 +73,8 @@ pub struct Cluster {
     proxies: BTreeMap<(String, u16), crate::proxy::Proxy>,
     /// Set once a partition was applied, so the final heal skips the helper containers otherwise.
     partitioned: std::sync::atomic::AtomicBool,
+    /// Node -> its clock offset in ms, for the nodes whose clock a fault moved.
+    skewed: std::sync::Mutex<BTreeMap<String, i64>>,
 }
 
 /// What a cluster needs to start.
@@ -87,6 +93,8 @@ pub struct ClusterSpec<'a> {
     pub chaosfs_init: &'a [String],
     /// Credentials that must not reach logs/<node>.log: replaced by `[redacted]`.
     pub secrets: &'a [String],
+    /// Load libfaketime into the nodes that can take clock skew (x-chaos.clock-skew).
+    pub faketime: bool,
 }
 
 impl Cluster {
@@ -118,6 +126,7 @@ impl Cluster {
             log_tasks: Vec::new(),
             partitioned: Default::default(),
             proxies: BTreeMap::new(),
+            skewed: Default::default(),
         };
         if let Err(e) = cluster.create_nodes(&spec, &labels).await {
             // Stop the log followers; the run sweeps what carries its label on every way out.
@@ -141,6 +150,11 @@ impl Cluster {
             if let Some(env) = body.env.as_mut() {
                 // Later entries win in Docker, so the scenario's settings override the file's.
                 env.extend(spec.environment.iter().map(|(k, v)| format!("{k}={v}")));
+            }
+            if spec.faketime && service.x_chaos.clock_skew.support().is_ok() {
+                body.env
+                    .get_or_insert_with(Vec::new)
+                    .extend(faketime_environment(service.x_chaos.clock_skew.preload()));
             }
             if spec.chaosfs.is_some() && !service.x_chaos.fs.is_empty() {
                 self.wrap_in_chaosfs(&name, service, spec, &mut body)
@@ -596,6 +610,52 @@ impl Cluster {
         Ok(out.all)
     }
 
+    /// Moves the node's wall clock `offset_ms` from true time (0 restores it): rewrites the file
+    /// libfaketime reads, which its processes pick up within a second, without a restart.
+    /// Returns the node's processes that have libfaketime loaded; none is an error, since then
+    /// the offset reaches nothing (an image without libfaketime, or a static program).
+    pub async fn set_clock(&self, node: &str, offset_ms: i64) -> Result<Vec<String>> {
+        let script = format!(
+            "[ -r {LIBFAKETIME} ] || {{ echo 'this image has no {LIBFAKETIME} (Debian package libfaketime)'; exit 3; }}\n\
+             printf '%s\\n' \"$1\" > {FAKETIME_FILE}.new && mv {FAKETIME_FILE}.new {FAKETIME_FILE}\n\
+             for p in /proc/[0-9]*; do\n\
+               [ \"${{p#/proc/}}\" = \"$$\" ] && continue\n\
+               grep -q libfaketime \"$p/maps\" 2>/dev/null && echo \"${{p#/proc/}} $(cat \"$p/comm\" 2>/dev/null)\"\n\
+             done\n\
+             exit 0\n"
+        );
+        let value = format!("{:+.3}", offset_ms as f64 / 1000.0);
+        let out = self
+            .exec(
+                node,
+                vec![
+                    "sh".into(),
+                    "-c".into(),
+                    script,
+                    "chaos-clock".into(),
+                    value,
+                ],
+            )
+            .await?;
+        self.skewed
+            .lock()
+            .expect("clock map")
+            .insert(node.to_string(), offset_ms);
+        let processes: Vec<String> = out
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect();
+        if processes.is_empty() {
+            return Err(HarnessError::infra(format!(
+                "no process of {node} has libfaketime loaded, so its clock cannot move (is the \
+                 node's program static, or was the scenario's clock-skew not known at start?)"
+            )));
+        }
+        Ok(processes)
+    }
+
     /// `chaosfs ctl WORDS` inside a node that mounts chaosfs.
     pub async fn chaosfs_ctl(&self, node: &str, words: &[String]) -> Result<String> {
         let mut cmd = vec![CHAOSFS_PATH.to_string(), "ctl".to_string()];
@@ -761,6 +821,18 @@ impl Cluster {
         if self.partitioned.load(std::sync::atomic::Ordering::Relaxed) {
             done.push(("all".into(), "heal", self.heal_network().await));
         }
+        let skewed: Vec<String> = self
+            .skewed
+            .lock()
+            .expect("clock map")
+            .iter()
+            .filter(|(_, offset)| **offset != 0)
+            .map(|(node, _)| node.clone())
+            .collect();
+        for node in skewed {
+            let outcome = self.set_clock(&node, 0).await.map(|_| ());
+            done.push((node, "restore-clock", outcome));
+        }
         done
     }
 
@@ -780,6 +852,22 @@ impl Cluster {
     pub fn docker(&self) -> &Docker {
         &self.docker
     }
+}
+
+/// What loads libfaketime into every process of a node and points it at the offset file. With
+/// no file yet the clock is true. The offset file is read again after a second (the default
+/// cache is 10 s); monotonic clocks are left alone, so timeouts and sleeps keep real time.
+fn faketime_environment(preload_first: &[String]) -> Vec<String> {
+    let mut preload = preload_first.to_vec();
+    preload.push(LIBFAKETIME.to_string());
+    vec![
+        format!("LD_PRELOAD={}", preload.join(" ")),
+        format!("FAKETIME_TIMESTAMP_FILE={FAKETIME_FILE}"),
+        "FAKETIME_CACHE_DURATION=1".into(),
+        "FAKETIME_DONT_FAKE_MONOTONIC=1".into(),
+        // The name libfaketime before 0.9.8 reads.
+        "DONT_FAKE_MONOTONIC=1".into(),
+    ]
 }
 
 /// A chain of our own, hooked into INPUT once; flushing it heals without touching Docker's rules.

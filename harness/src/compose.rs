@@ -96,6 +96,47 @@ pub struct XChaos {
     /// `om1` as `om1` is in profile `ozone`. Unique within each profile.
     #[serde(default)]
     pub node: Option<String>,
+    /// Whether clock-skew faults can reach this node's program: `true` when its image has
+    /// Debian's libfaketime and the program reads the clock through libc; a sentence saying why
+    /// not otherwise (etcd: a Go program). Undeclared means not.
+    #[serde(default, rename = "clock-skew")]
+    pub clock_skew: ClockSkewSupport,
+}
+
+/// `x-chaos.clock-skew`: `true`, `{ preload: [libraries loaded before libfaketime] }`, or why
+/// this node cannot take clock skew.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ClockSkewSupport {
+    #[default]
+    Undeclared,
+    Declared(bool),
+    Refused(String),
+    With {
+        preload: Vec<String>,
+    },
+}
+
+impl ClockSkewSupport {
+    /// Libraries the image needs in LD_PRELOAD ahead of libfaketime.
+    pub fn preload(&self) -> &[String] {
+        match self {
+            ClockSkewSupport::With { preload } => preload,
+            _ => &[],
+        }
+    }
+
+    pub fn support(&self) -> Result<(), String> {
+        match self {
+            ClockSkewSupport::Declared(true) | ClockSkewSupport::With { .. } => Ok(()),
+            ClockSkewSupport::Refused(why) => Err(why.clone()),
+            ClockSkewSupport::Undeclared | ClockSkewSupport::Declared(false) => Err(
+                "its compose service does not declare `x-chaos: { clock-skew: true }` (its image \
+                 needs Debian's libfaketime, and its program must read the clock through libc)"
+                    .into(),
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

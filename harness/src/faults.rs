@@ -141,6 +141,7 @@ impl FaultEngine {
                     trigger: Some(trigger),
                     outcome: format!("skipped: {why}"),
                     detail: None,
+                    offset: None,
                 });
                 return;
             }
@@ -158,10 +159,12 @@ impl FaultEngine {
             grudge: grudge.as_ref(),
             params: &step.params,
             trigger: None,
+            offset: None,
         };
         self.act(Act {
             mode: firing.mode,
             trigger: Some(trigger),
+            offset: firing.offset,
             ..act(firing.action, "apply")
         })
         .await;
@@ -182,6 +185,13 @@ impl FaultEngine {
 
     async fn act(&self, act: Act<'_>) {
         let started = self.recorder.now();
+        // restore-clock moves the clock back to true time: offset 0.
+        let offset = match act.action {
+            Action::ClockSkew => Some(act.offset.unwrap_or(0)),
+            Action::RestoreClock => Some(0),
+            _ => None,
+        };
+        let mut detail = None;
         let outcome = match (act.action, act.grudge) {
             (Action::Partition, Some(grudge)) => self.cluster.partition(grudge).await,
             (Action::Heal, Some(grudge)) => self.cluster.unpartition(grudge).await,
@@ -194,6 +204,28 @@ impl FaultEngine {
                 .map_err(crate::error::HarnessError::infra),
             (action, _) if action.uses_proxy() => {
                 self.proxy_action(action, act.targets, act.params)
+            }
+            (action, _) if action.uses_faketime() => {
+                let offset = offset.unwrap_or(0);
+                let results = futures_util::future::join_all(
+                    act.targets
+                        .iter()
+                        .map(|node| self.cluster.set_clock(node, offset)),
+                )
+                .await;
+                // Which processes took the offset: the evidence that it reached the program.
+                let mut loaded = serde_json::Map::new();
+                let mut failed = None;
+                for (node, result) in act.targets.iter().zip(results) {
+                    match result {
+                        Ok(processes) => {
+                            loaded.insert(node.clone(), json!(processes));
+                        }
+                        Err(e) => failed = failed.or(Some(e)),
+                    }
+                }
+                detail = Some(json!({ "processes": loaded }));
+                failed.map_or(Ok(()), Err)
             }
             (action, _) if action.uses_chaosfs() || action == Action::Crash => {
                 let results = futures_util::future::join_all(
@@ -237,7 +269,8 @@ impl FaultEngine {
                 Ok(()) => "ok".into(),
                 Err(e) => e.to_string(),
             },
-            detail: None,
+            detail,
+            offset: offset.map(crate::scenario::units::format_offset),
         });
     }
 
@@ -414,6 +447,8 @@ struct Act<'a> {
     grudge: Option<&'a Grudge>,
     params: &'a ActionParams,
     trigger: Option<String>,
+    /// clock-skew: this firing's offset in ms.
+    offset: Option<i64>,
 }
 
 enum Trigger {

@@ -165,6 +165,9 @@ pub struct FaultEvent {
     /// What a fault did to one request (the proxy's lost replies), for "applied, reply lost".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<Value>,
+    /// clock-skew, restore-clock: the node's wall-clock offset from then on (`+70s`, `+0s`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<String>,
 }
 
 #[cfg(test)]

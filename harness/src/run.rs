@@ -13,6 +13,7 @@ use crate::error::{HarnessError, Result, EXIT_INTERRUPTED};
 use crate::faults::FaultEngine;
 use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
 use crate::scenario::plan::{make_plan, Plan};
+use crate::scenario::units::format_offset;
 use crate::scenario::LoadedScenario;
 use crate::systems::{self, AdapterSettings};
 use crate::workload::{self, WorkloadConfig};
@@ -222,6 +223,7 @@ async fn play(
         chaosfs: chaosfs.as_deref(),
         chaosfs_init: &chaosfs_init,
         secrets: &loaded.secrets(),
+        faketime: loaded.uses_faketime(),
     };
     let ready_started = Instant::now();
     let cluster = tokio::select! {
@@ -320,6 +322,7 @@ async fn drive(
                 trigger: None,
                 outcome: "request applied, reply dropped".into(),
                 detail: serde_json::to_value(&event).ok(),
+                offset: None,
             });
         }
     }));
@@ -545,6 +548,7 @@ async fn merge_chaosfs_logs(engine: &FaultEngine, cluster: &Cluster, loaded: &Lo
                 trigger: None,
                 outcome: "injected by chaosfs".into(),
                 detail: Some(json!({"path": event["path"], "detail": event["detail"]})),
+                offset: None,
             });
         }
     }
@@ -569,6 +573,7 @@ async fn heal(engine: &FaultEngine, cluster: &Cluster) {
                 Err(e) => e.to_string(),
             },
             detail: None,
+            offset: (action == "restore-clock").then(|| format_offset(0)),
         });
     }
 }

@@ -1,8 +1,8 @@
 //! End-to-end tests of the faults below the process (chaosfs) and of the proxy, on real
 //! clusters: Redis loses acknowledged writes without fsync and keeps them with it, etcd stays
 //! linearizable under slow fsyncs and crashes that drop un-fsynced data, a lost reply makes a
-//! retried create answer "already exists", and the proxy alone changes nothing. Docker is
-//! required; nothing here skips.
+//! retried create answer "already exists", the proxy alone changes nothing, and a skewed clock
+//! reaches Redis while it runs. Docker is required; nothing here skips.
 
 mod common;
 
@@ -134,4 +134,87 @@ fn the_proxy_without_faults_changes_nothing() {
         "no unknown outcomes"
     );
     assert!(r["stats"]["ok"].as_u64().unwrap() > 200);
+}
+
+/// Clock skew reaches a C program while it runs: Redis's TIME answers an hour ahead during the
+/// first window, 30 s behind during the second and true time before, between and after (asked
+/// from outside every 300 ms while the scenario plays); faults.jsonl records each offset and
+/// the process that loaded libfaketime.
+#[test]
+fn redis_time_follows_the_clock_skew_and_comes_back_to_true_time() {
+    use std::process::Command;
+    use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let scenario = "scenarios/redis/clock-skew.yaml";
+    let out = common::out_dir("faults", scenario);
+    let mut chaos = common::chaos_run(scenario, &[], &out)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("chaos runs");
+    let started = Instant::now();
+    // (seconds since chaos started, Redis's clock minus true time in seconds)
+    let mut samples: Vec<(f64, f64)> = Vec::new();
+    let exit = loop {
+        if let Some(status) = chaos.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "chaos never ended"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        let names = Command::new("docker")
+            .args([
+                "ps",
+                "--filter",
+                "label=chaos.run",
+                "--format",
+                "{{.Names}}",
+            ])
+            .output()
+            .unwrap();
+        let names = String::from_utf8_lossy(&names.stdout).into_owned();
+        let Some(container) = names.lines().find(|n| n.ends_with("-redis1")) else {
+            continue;
+        };
+        let asked = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+        let time = Command::new("docker")
+            .args(["exec", container, "redis-cli", "TIME"])
+            .output()
+            .unwrap();
+        let answered = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+        let text = String::from_utf8_lossy(&time.stdout).into_owned();
+        let mut fields = text.split_whitespace().map(|f| f.parse::<f64>());
+        let (Some(Ok(secs)), Some(Ok(micros))) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        let truth = (asked.as_secs_f64() + answered.as_secs_f64()) / 2.0;
+        samples.push((started.elapsed().as_secs_f64(), secs + micros / 1e6 - truth));
+    };
+    assert_eq!(exit.code(), Some(0), "samples: {samples:?}");
+    let near = |want: f64| move |s: &&(f64, f64)| (s.1 - want).abs() < 3.0;
+    let ahead: Vec<_> = samples.iter().filter(near(3600.0)).collect();
+    let behind: Vec<_> = samples.iter().filter(near(-30.0)).collect();
+    let true_time: Vec<_> = samples.iter().filter(near(0.0)).collect();
+    assert!(ahead.len() >= 5, "an hour ahead: {samples:?}");
+    assert!(behind.len() >= 3, "30 s behind: {samples:?}");
+    assert_eq!(
+        ahead.len() + behind.len() + true_time.len(),
+        samples.len(),
+        "every answer is one of the three clocks: {samples:?}"
+    );
+    // True time before the first window and after the last.
+    assert!(true_time.first().unwrap().0 < ahead.first().unwrap().0);
+    assert!(ahead.last().unwrap().0 < behind.first().unwrap().0);
+    assert!(true_time.last().unwrap().0 > behind.last().unwrap().0);
+
+    let run = common::run_folder(&out);
+    let events = faults(&run);
+    let offsets: Vec<&str> = events.iter().filter_map(|f| f["offset"].as_str()).collect();
+    assert_eq!(offsets, ["+3600s", "+0s", "-30s", "+0s"], "{events:?}");
+    assert!(events.iter().all(|f| f["outcome"] == "ok"));
+    assert_eq!(
+        events[0]["detail"]["processes"]["redis1"][0],
+        "1 redis-server"
+    );
 }

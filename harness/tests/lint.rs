@@ -78,6 +78,14 @@ fn broken_scenarios_are_located_and_rejected() {
             "8:10: workload.lease: `lease:` applies to the lease workload only",
         ),
         (
+            "clock-skew-on-go.yaml",
+            "14:13: faults[0].target: node `etcd2` cannot take clock-skew: etcd is a Go program",
+        ),
+        (
+            "bad-offset.yaml",
+            "13:13: faults[0].offset: `ahead` is not a clock offset",
+        ),
+        (
             "s3-workload-without-s3.yaml",
             "2:9: s3: system `ozone` needs an `s3:` section for this workload",
         ),

@@ -30,11 +30,11 @@ pub struct Mark {
     pub what: &'static str,
 }
 
-/// How long a node spent down, paused or cut off.
+/// How long a node spent down, paused, cut off, or with its clock moved (`clock +70s`).
 #[derive(Clone, Debug)]
 pub struct Segment {
     pub node: String,
-    pub state: &'static str,
+    pub state: String,
     pub start: u64,
     pub end: u64,
 }
@@ -71,9 +71,12 @@ fn ok(f: &Value) -> bool {
 /// Fault label: `partition isolate etcd2`, `kill etcd1`.
 pub fn fault_label(f: &Value) -> String {
     let mut s = show(&f["action"]);
-    if let Some(m) = f["mode"].as_str() {
+    for extra in [f["mode"].as_str(), f["offset"].as_str()]
+        .into_iter()
+        .flatten()
+    {
         s.push(' ');
-        s.push_str(m);
+        s.push_str(extra);
     }
     let t = targets(f);
     if !t.is_empty() {
@@ -83,7 +86,7 @@ pub fn fault_label(f: &Value) -> String {
     s
 }
 
-const INSTANT: [&str; 4] = ["heal", "unpause", "start", "restart"];
+const INSTANT: [&str; 5] = ["heal", "unpause", "start", "restart", "restore-clock"];
 
 pub fn windows(run: &RunFolder, end: u64) -> Vec<Window> {
     let faults = &run.faults;
@@ -111,7 +114,7 @@ pub fn windows(run: &RunFolder, end: u64) -> Vec<Window> {
             .iter()
             .find(|u| u["phase"] == "undo" && u["step"] == f["step"] && targets(u) == t)
             .and_then(|u| u["time"].as_u64());
-        let healed_at_end = matches!(action.as_str(), "partition" | "pause");
+        let healed_at_end = matches!(action.as_str(), "partition" | "pause" | "clock-skew");
         let stop = undo
             .or(if healed_at_end { final_heal } else { None })
             .unwrap_or(end)
@@ -142,22 +145,24 @@ pub fn nodes(run: &RunFolder) -> Vec<String> {
 /// Lifecycle marks and the segments they bound.
 pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec<Segment>) {
     let mut marks = Vec::new();
-    let mut open: HashMap<(String, &'static str), u64> = HashMap::new();
+    let mut open: HashMap<(String, String), u64> = HashMap::new();
     let mut segments = Vec::new();
-    let close = |open: &mut HashMap<(String, &'static str), u64>,
+    let close = |open: &mut HashMap<(String, String), u64>,
                  node: &str,
-                 state: &'static str,
+                 state: &str,
                  t: u64,
                  segs: &mut Vec<Segment>| {
-        if let Some(s) = open.remove(&(node.to_string(), state)) {
+        if let Some(s) = open.remove(&(node.to_string(), state.to_string())) {
             segs.push(Segment {
                 node: node.to_string(),
-                state,
+                state: state.to_string(),
                 start: s,
                 end: t,
             });
         }
     };
+    // The clock offset each node runs at now, as its segment's state (`clock +70s`).
+    let mut clock: HashMap<String, String> = HashMap::new();
     let mut opens = Vec::new();
     for f in &run.faults {
         if !ok(f) {
@@ -167,6 +172,30 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
         let mut ts = targets(f);
         if ts.iter().any(|x| x == "all") {
             ts = nodes.to_vec();
+        }
+        if matches!(f["action"].as_str(), Some("clock-skew" | "restore-clock")) {
+            let offset = f["offset"].as_str().unwrap_or("+0s");
+            let moved = !matches!(offset, "+0s" | "-0s" | "+0ms");
+            for node in ts {
+                if let Some(state) = clock.remove(&node) {
+                    close(&mut open, &node, &state, t, &mut segments);
+                }
+                if moved {
+                    let state = format!("clock {offset}");
+                    open.insert((node.clone(), state.clone()), t);
+                    clock.insert(node.clone(), state);
+                }
+                marks.push(Mark {
+                    time: t,
+                    node,
+                    what: if moved {
+                        "clock moved"
+                    } else {
+                        "clock restored"
+                    },
+                });
+            }
+            continue;
         }
         let (what, opens_state, closes): (&'static str, Option<&'static str>, &[&'static str]) =
             match f["action"].as_str().unwrap_or("") {
@@ -185,7 +214,7 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
                 close(&mut open, &node, c, t, &mut segments);
             }
             if let Some(s) = opens_state {
-                opens.push((node.clone(), s, t));
+                opens.push((node.clone(), s.to_string(), t));
             }
             marks.push(Mark {
                 time: t,
@@ -1014,6 +1043,45 @@ mod tests {
 
     use super::*;
     use serde_json::json;
+
+    use std::path::PathBuf;
+
+    /// A node's row shows each clock offset as a segment, from the skew to the restore (or to
+    /// the next offset), labelled with the offset.
+    #[test]
+    fn clock_offsets_become_segments_of_the_node_row() {
+        let event = |t: u64, action: &str, offset: &str| {
+            json!({"time": t, "started": t, "action": action, "phase": "apply",
+                   "targets": ["om3"], "outcome": "ok", "offset": offset})
+        };
+        let run = RunFolder {
+            dir: PathBuf::new(),
+            result: json!({}),
+            scenario: String::new(),
+            ops: Vec::new(),
+            faults: vec![
+                event(10, "clock-skew", "+70s"),
+                event(20, "clock-skew", "-30s"),
+                event(30, "restore-clock", "+0s"),
+            ],
+            logs: Vec::new(),
+            bad_lines: 0,
+        };
+        let (marks, segments) = lifecycle(&run, &["om3".to_string()], 100);
+        let seen: Vec<(String, u64, u64)> = segments
+            .iter()
+            .map(|s| (s.state.clone(), s.start, s.end))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                ("clock +70s".to_string(), 10, 20),
+                ("clock -30s".to_string(), 20, 30)
+            ]
+        );
+        assert_eq!(marks.last().unwrap().what, "clock restored");
+        assert_eq!(fault_label(&run.faults[0]), "clock-skew +70s om3");
+    }
 
     fn op(id: usize, f: &str, value: Value, output: Value, inv: u64, done: u64) -> Op {
         Op {

@@ -109,8 +109,11 @@
       if (s[0] === null) return;
       var a = Math.max(xOf(s[2], w), LEFT), b = Math.min(xOf(s[3], w), w - RIGHT);
       if (b < LEFT || a > w - RIGHT) return;
-      ctx.fillStyle = SEG[s[1]] || '#9ca3af';
+      var clock = s[1].indexOf('clock ') === 0;
+      ctx.fillStyle = SEG[s[1]] || (clock ? '#f59e0b' : '#9ca3af');
       ctx.fillRect(a, nodeTop + s[0] * NODEH + 2, Math.max(b - a, 2), NODEH - 4);
+      // A clock offset is a number to read, not only a colour.
+      if (clock && b - a > 60) { ctx.fillStyle = '#111827'; ctx.fillText(s[1], a + 4, nodeTop + s[0] * NODEH + 11); }
     });
     D.marks.forEach(function (m) {
       if (m[1] === null) return;

@@ -4,6 +4,7 @@
 pub mod plan;
 pub mod units;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,7 +16,7 @@ use serde_saphyr::{Location, Spanned};
 
 use crate::compose::ComposeFile;
 use crate::systems;
-pub use units::{Dur, DurRange, Rate};
+pub use units::{Dur, DurRange, OffsetRange, Rate};
 
 /// A scenario as written. Field names are the YAML keys.
 #[derive(Debug, Deserialize)]
@@ -426,6 +427,10 @@ pub enum Action {
     CloseContainer,
     /// System admin: prepare the replicated service for an upgrade (Ozone: `ozone admin om prepare`).
     Prepare,
+    /// libfaketime: the node's wall clock runs `offset` away from true time.
+    ClockSkew,
+    /// libfaketime: the node's wall clock is true time again.
+    RestoreClock,
 }
 
 impl Action {
@@ -451,6 +456,8 @@ impl Action {
         Action::TakeSnapshot,
         Action::CloseContainer,
         Action::Prepare,
+        Action::ClockSkew,
+        Action::RestoreClock,
     ];
 
     /// The action that undoes this one, if any (`for:` applies it automatically).
@@ -461,6 +468,7 @@ impl Action {
             Action::Partition => Some(Action::Heal),
             Action::LoseReply | Action::DelayReplies => Some(Action::ClearProxy),
             Action::SlowFsync | Action::FailFsync | Action::SlowWrites => Some(Action::ClearFs),
+            Action::ClockSkew => Some(Action::RestoreClock),
             Action::Unpause
             | Action::Start
             | Action::Restart
@@ -472,7 +480,8 @@ impl Action {
             | Action::TransferLeader
             | Action::TakeSnapshot
             | Action::CloseContainer
-            | Action::Prepare => None,
+            | Action::Prepare
+            | Action::RestoreClock => None,
         }
     }
 
@@ -499,6 +508,8 @@ impl Action {
             Action::TakeSnapshot => "take-snapshot",
             Action::CloseContainer => "close-container",
             Action::Prepare => "prepare",
+            Action::ClockSkew => "clock-skew",
+            Action::RestoreClock => "restore-clock",
         }
     }
 
@@ -508,6 +519,11 @@ impl Action {
             self,
             Action::SlowFsync | Action::FailFsync | Action::SlowWrites | Action::ClearFs
         )
+    }
+
+    /// Faults that act through libfaketime (the node needs `x-chaos: { clock-skew: true }`).
+    pub fn uses_faketime(self) -> bool {
+        matches!(self, Action::ClockSkew | Action::RestoreClock)
     }
 
     /// Faults that act in the harness's proxy (the scenario's client ports go through it).
@@ -576,7 +592,7 @@ impl<'de> Deserialize<'de> for Actions {
                 "expected an action or a list of actions: pause, unpause, kill, stop, start, \
                  restart, partition, heal, lose-reply, delay-replies, reset-connections, clear-proxy, \
                  slow-fsync, fail-fsync, slow-writes, crash, clear-fs, transfer-leader, take-snapshot, \
-                 close-container, prepare",
+                 close-container, prepare, clock-skew, restore-clock",
             )),
         }
     }
@@ -739,6 +755,9 @@ pub struct FaultStep {
     pub lose_unsynced: Option<bool>,
     /// close-container: the container id, or `open` for every open container.
     pub container: Option<ContainerRef>,
+    /// clock-skew: how far the node's wall clock runs from true time (`+70s`, `-30s`, or a
+    /// range drawn with the seed, `+60s..+90s`).
+    pub offset: Option<OffsetRange>,
     /// Without it, a step that never fired or never applied makes the run unknown (exit 2):
     /// a fault that did not happen tested nothing.
     #[serde(default)]
@@ -949,6 +968,15 @@ impl LoadedScenario {
         })
     }
 
+    /// Whether the nodes that can take clock skew (x-chaos.clock-skew) load libfaketime: only
+    /// when a fault needs it, so other scenarios run on the plain clock.
+    pub fn uses_faketime(&self) -> bool {
+        self.spec
+            .faults
+            .iter()
+            .any(|f| f.value.actions.0.iter().any(|a| a.uses_faketime()))
+    }
+
     /// Whether nodes with chaosfs should track un-fsynced data from the start (a crash drops it).
     pub fn tracks_unsynced(&self) -> bool {
         self.spec
@@ -1128,7 +1156,16 @@ pub fn load_with(path: &Path, options: LoadOptions) -> Result<LoadedScenario, Ve
         .filter(|n| compose.service(n).is_some_and(|s| !s.x_chaos.fs.is_empty()))
         .cloned()
         .collect();
-    validate(&spec, &nodes, &fs_nodes, &mut problems);
+    let clocks: BTreeMap<String, Result<(), String>> = nodes
+        .iter()
+        .filter_map(|n| Some((n.clone(), compose.service(n)?.x_chaos.clock_skew.support())))
+        .collect();
+    let facts = NodeFacts {
+        nodes: &nodes,
+        fs_nodes: &fs_nodes,
+        clocks: &clocks,
+    };
+    validate(&spec, &facts, &mut problems);
     if problems.list.is_empty() {
         Ok(LoadedScenario {
             path: path.to_path_buf(),
@@ -1164,7 +1201,8 @@ fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     let options = serde_saphyr::options! { with_snippet: false };
     let result = serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
         serde_path_to_error::deserialize(de).map_err(|e| {
-            key_path = e.path().to_string();
+            // `Spanned<T>` wraps its value in a field of its own: not a key the user wrote.
+            key_path = e.path().to_string().replace(".value.", ".");
             e.into_inner()
         })
     });
@@ -1241,7 +1279,17 @@ fn find_compose(
     Ok((found, compose))
 }
 
-fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &mut Problems) {
+/// What the compose profile says about its nodes, for the checks that name nodes.
+struct NodeFacts<'a> {
+    nodes: &'a [String],
+    /// Nodes that mount chaosfs (x-chaos.fs).
+    fs_nodes: &'a [String],
+    /// Node -> whether it can take clock skew, or why not (x-chaos.clock-skew).
+    clocks: &'a BTreeMap<String, Result<(), String>>,
+}
+
+fn validate(spec: &Scenario, facts: &NodeFacts, problems: &mut Problems) {
+    let (nodes, fs_nodes) = (facts.nodes, facts.fs_nodes);
     let adapter = systems::lookup(&spec.system.value);
     if adapter.is_none() {
         problems.at(
@@ -1419,6 +1467,32 @@ fn validate(spec: &Scenario, nodes: &[String], fs_nodes: &[String], problems: &m
                     format!("{key}.paths"),
                     format!("invalid regex: {e}"),
                 );
+            }
+        }
+        if s.offset.is_some() != has(Action::ClockSkew) {
+            problems.at(
+                at,
+                format!("{key}.offset"),
+                "clock-skew needs `offset:` (e.g. +70s, -30s, +60s..+90s), and only it takes one",
+            );
+        }
+        if s.actions.0.iter().any(|a| a.uses_faketime()) {
+            // A role or a pick may land on any node of the profile, so each must take it.
+            let (location, candidates): (Location, Vec<&String>) = match &s.target {
+                Some(t) => match &t.value {
+                    Target::Nodes(list) => (t.referenced, list.iter().collect()),
+                    Target::Select { .. } => (t.referenced, nodes.iter().collect()),
+                },
+                None => (*at, nodes.iter().collect()),
+            };
+            for node in candidates {
+                if let Some(Err(why)) = facts.clocks.get(node) {
+                    problems.at(
+                        &location,
+                        format!("{key}.target"),
+                        format!("node `{node}` cannot take clock-skew: {why}"),
+                    );
+                }
             }
         }
         let needs_fs = s.actions.0.iter().any(|a| a.uses_chaosfs())

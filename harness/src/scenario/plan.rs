@@ -73,6 +73,9 @@ pub struct Firing {
     pub then: Option<FollowUp>,
     /// Seeds the pick among candidate nodes when the firing happens.
     pub choice: u64,
+    /// clock-skew: the wall-clock offset in milliseconds, drawn from the step's `offset:`.
+    #[serde(with = "opt_offset", skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -131,13 +134,20 @@ pub fn make_plan(spec: &Scenario, seed: u64) -> Plan {
                     action: t.action,
                     after: Some(t.after.draw(rng)),
                 });
+                let choice = rng.random();
+                // Drawn last and only for clock-skew, so no other scenario's plan moves.
+                let offset = step
+                    .offset
+                    .filter(|_| action == Action::ClockSkew)
+                    .map(|o| o.draw(rng));
                 Firing {
                     at,
                     action,
                     mode,
                     hold,
                     then,
-                    choice: rng.random(),
+                    choice,
+                    offset,
                 }
             };
             let (trigger, firings) = if let Some(every) = step.every {
@@ -217,6 +227,17 @@ mod opt_nanos {
     pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
         match d {
             Some(d) => s.serialize_str(&super::super::units::format_duration(*d)),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+mod opt_offset {
+    use serde::Serializer;
+
+    pub fn serialize<S: Serializer>(ms: &Option<i64>, s: S) -> Result<S::Ok, S::Error> {
+        match ms {
+            Some(ms) => s.serialize_str(&super::super::units::format_offset(*ms)),
             None => s.serialize_none(),
         }
     }

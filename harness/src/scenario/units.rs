@@ -126,6 +126,85 @@ impl Serialize for DurRange {
     }
 }
 
+/// A signed clock offset: `+70s`, `-30s`, `+1.5s`, `2m` (no sign means ahead). Milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Offset(pub i64);
+
+pub fn parse_offset(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    let (sign, rest) = match text.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let magnitude = parse_duration(rest)
+        .map_err(|_| format!("`{text}` is not a clock offset; expected e.g. +70s, -30s, +2m"))?;
+    Ok(sign * magnitude.as_millis() as i64)
+}
+
+/// `+70s`, `-1500ms`, `+0s`: the sign always written, whole seconds when they are.
+pub fn format_offset(ms: i64) -> String {
+    let sign = if ms < 0 { '-' } else { '+' };
+    format!(
+        "{sign}{}",
+        format_duration(Duration::from_millis(ms.unsigned_abs()))
+    )
+}
+
+/// A fixed offset (`+70s`) or a seeded random one drawn from a range (`+60s..+90s`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OffsetRange {
+    pub low: i64,
+    pub high: i64,
+}
+
+impl OffsetRange {
+    /// Draws from the range (milliseconds); a fixed offset draws nothing.
+    pub fn draw(&self, rng: &mut impl Rng) -> i64 {
+        if self.low == self.high {
+            self.low
+        } else {
+            rng.random_range(self.low..=self.high)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for OffsetRange {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        let (low, high) = match text.split_once("..") {
+            Some((low, high)) => (
+                parse_offset(low).map_err(de::Error::custom)?,
+                parse_offset(high).map_err(de::Error::custom)?,
+            ),
+            None => {
+                let fixed = parse_offset(&text).map_err(de::Error::custom)?;
+                (fixed, fixed)
+            }
+        };
+        if low > high {
+            return Err(de::Error::custom(format!(
+                "`{text}`: the range is empty (low > high)"
+            )));
+        }
+        Ok(OffsetRange { low, high })
+    }
+}
+
+impl fmt::Display for OffsetRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.low == self.high {
+            f.write_str(&format_offset(self.low))
+        } else {
+            write!(
+                f,
+                "{}..{}",
+                format_offset(self.low),
+                format_offset(self.high)
+            )
+        }
+    }
+}
+
 /// Operations per second across all processes: `200/s` (or `12000/m`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rate(pub f64);
@@ -180,6 +259,27 @@ mod tests {
             assert!(d >= Duration::from_secs(2) && d <= Duration::from_secs(5));
         }
         assert!(serde_json::from_str::<DurRange>("\"5s..2s\"").is_err());
+    }
+
+    #[test]
+    fn offsets_parse_with_sign() {
+        assert_eq!(parse_offset("+70s").unwrap(), 70_000);
+        assert_eq!(parse_offset("-30s").unwrap(), -30_000);
+        assert_eq!(parse_offset("1.5s").unwrap(), 1_500);
+        assert!(parse_offset("70")
+            .unwrap_err()
+            .contains("not a clock offset"));
+        assert!(parse_offset("+soon").is_err());
+        assert_eq!(format_offset(-30_000), "-30s");
+        assert_eq!(format_offset(1_500), "+1500ms");
+        let range: OffsetRange = serde_json::from_str("\"-10s..+20s\"").unwrap();
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        for _ in 0..100 {
+            let o = range.draw(&mut rng);
+            assert!((-10_000..=20_000).contains(&o));
+        }
+        assert!(serde_json::from_str::<OffsetRange>("\"+20s..-10s\"").is_err());
     }
 
     #[test]

@@ -17,17 +17,8 @@ pub fn repo() -> PathBuf {
 /// Plays a scenario into target/e2e-runs/<label>-<scenario>-<pid>, printing what chaos said;
 /// returns its output and the run folder.
 pub fn play(label: &str, scenario: &str, extra: &[&str]) -> (Output, PathBuf) {
-    let name = Path::new(scenario).file_stem().unwrap().to_string_lossy();
-    let out = repo()
-        .join("target/e2e-runs")
-        .join(format!("{label}-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let output = Command::new(env!("CARGO_BIN_EXE_chaos"))
-        .current_dir(repo())
-        .args(["run", scenario])
-        .args(extra)
-        .arg("--out")
-        .arg(&out)
+    let out = out_dir(label, scenario);
+    let output = chaos_run(scenario, extra, &out)
         .output()
         .expect("chaos runs");
     eprintln!(
@@ -35,19 +26,45 @@ pub fn play(label: &str, scenario: &str, extra: &[&str]) -> (Output, PathBuf) {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    let scenario_dir = std::fs::read_dir(&out)
+    (output, run_folder(&out))
+}
+
+/// A fresh target/e2e-runs/<label>-<scenario>-<pid>.
+pub fn out_dir(label: &str, scenario: &str) -> PathBuf {
+    let name = Path::new(scenario).file_stem().unwrap().to_string_lossy();
+    let out = repo()
+        .join("target/e2e-runs")
+        .join(format!("{label}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    out
+}
+
+/// `chaos run SCENARIO EXTRA --out OUT` from the repository, not started yet.
+pub fn chaos_run(scenario: &str, extra: &[&str], out: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_chaos"));
+    command
+        .current_dir(repo())
+        .args(["run", scenario])
+        .args(extra)
+        .arg("--out")
+        .arg(out);
+    command
+}
+
+/// The one run folder under OUT (OUT/<scenario name>/<run>).
+pub fn run_folder(out: &Path) -> PathBuf {
+    let scenario_dir = std::fs::read_dir(out)
         .unwrap_or_else(|e| panic!("no run folder in {}: {e}", out.display()))
         .next()
         .unwrap()
         .unwrap()
         .path();
-    let run = std::fs::read_dir(&scenario_dir)
+    std::fs::read_dir(&scenario_dir)
         .unwrap()
         .flatten()
         .find(|e| !e.file_type().unwrap().is_symlink())
         .unwrap()
-        .path();
-    (output, run)
+        .path()
 }
 
 pub fn json(run: &Path, file: &str) -> Value {
