@@ -857,6 +857,9 @@ impl Cluster {
 /// What loads libfaketime into every process of a node and points it at the offset file. With
 /// no file yet the clock is true. The offset file is read again after a second (the default
 /// cache is 10 s); monotonic clocks are left alone, so timeouts and sleeps keep real time.
+/// FAKETIME_FORCE_MONOTONIC_FIX=0: with it on (0.9.10's default) and monotonic left alone, a
+/// JVM's timed waits break (measured in chaos-ozone: LockSupport.parkNanos and Object.wait of
+/// 2 s return at once, Thread.sleep(2000) takes 2.6 s), and Ratis then never elects a leader.
 fn faketime_environment(preload_first: &[String]) -> Vec<String> {
     let mut preload = preload_first.to_vec();
     preload.push(LIBFAKETIME.to_string());
@@ -865,6 +868,7 @@ fn faketime_environment(preload_first: &[String]) -> Vec<String> {
         format!("FAKETIME_TIMESTAMP_FILE={FAKETIME_FILE}"),
         "FAKETIME_CACHE_DURATION=1".into(),
         "FAKETIME_DONT_FAKE_MONOTONIC=1".into(),
+        "FAKETIME_FORCE_MONOTONIC_FIX=0".into(),
         // The name libfaketime before 0.9.8 reads.
         "DONT_FAKE_MONOTONIC=1".into(),
     ]

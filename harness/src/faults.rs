@@ -192,6 +192,25 @@ impl FaultEngine {
             _ => None,
         };
         let mut detail = None;
+        // If the run ends while the action runs (an admin command that waits on a node that is
+        // down), the task is dropped here: say so rather than leave no trace of the step.
+        let mut unfinished = Unfinished {
+            engine: self,
+            event: Some(FaultEvent {
+                time: 0,
+                started,
+                step: Some(act.step),
+                action: act.action.name().into(),
+                phase: act.phase,
+                targets: act.targets.to_vec(),
+                mode: None,
+                grudge: None,
+                trigger: act.trigger.clone(),
+                outcome: "interrupted: the run ended while the action was running".into(),
+                detail: None,
+                offset: offset.map(crate::scenario::units::format_offset),
+            }),
+        };
         let outcome = match (act.action, act.grudge) {
             (Action::Partition, Some(grudge)) => self.cluster.partition(grudge).await,
             (Action::Heal, Some(grudge)) => self.cluster.unpartition(grudge).await,
@@ -252,6 +271,7 @@ impl FaultEngine {
                     .map(|_| ())
             }
         };
+        unfinished.event = None;
         self.record(FaultEvent {
             time: self.recorder.now(),
             started,
@@ -438,6 +458,21 @@ impl FaultEngine {
 }
 
 /// One action to apply and record.
+/// The record of an action that has not finished, written if its task is dropped first.
+struct Unfinished<'a> {
+    engine: &'a FaultEngine,
+    event: Option<FaultEvent>,
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if let Some(mut event) = self.event.take() {
+            event.time = self.engine.recorder.now();
+            self.engine.record(event);
+        }
+    }
+}
+
 struct Act<'a> {
     step: usize,
     action: Action,

@@ -331,6 +331,7 @@ async fn drive(
         .nodes
         .as_ref()
         .map(|n| n.value.clone())
+        .or_else(|| adapter.client_nodes())
         .unwrap_or_else(|| cluster.names());
     let config = Arc::new(WorkloadConfig {
         kind: spec.workload.kind.value,

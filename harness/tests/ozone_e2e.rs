@@ -178,3 +178,99 @@ fn an_unknown_ozone_version_exits_255_saying_maven_central_has_none() {
         .unwrap();
     assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty());
 }
+
+/// The lease divergence as the converge and durable checks name it: every file with `odd` at
+/// "length 1024, open" and the other two OMs at "length 2048, closed", and every acknowledged
+/// close missing from the final reads (made through `odd`, the leader by then).
+fn assert_the_files_stayed_open_on(run: &std::path::Path, odd: &str) {
+    let r = result(run);
+    let check = |name: &str| {
+        r["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == name)
+            .unwrap_or_else(|| panic!("no {name} check: {r}"))
+            .clone()
+    };
+    let converge = check("converge");
+    assert_eq!(converge["verdict"], "illegal", "{converge}");
+    let disagreements = converge["detail"]["lookups"]["disagreements"]
+        .as_array()
+        .unwrap();
+    assert_eq!(disagreements.len(), 3, "{converge}");
+    for d in disagreements {
+        for (om, answer) in d["answers"].as_object().unwrap() {
+            let (length, open) = if om == odd {
+                (1024, true)
+            } else {
+                (2048, false)
+            };
+            assert_eq!(answer["length"], length, "{om}: {d}");
+            assert_eq!(answer["open"], open, "{om}: {d}");
+        }
+    }
+    let durable = check("durable");
+    assert_eq!(durable["verdict"], "illegal", "{durable}");
+    assert_eq!(durable["detail"]["lost"].as_array().unwrap().len(), 3);
+    // The OM's own words: it refused each writer's close.
+    let log = std::fs::read_to_string(run.join(format!("logs/{odd}.log"))).unwrap();
+    assert!(
+        log.matches("KEY_UNDER_LEASE_RECOVERY").count() >= 3,
+        "{odd} refused three closes"
+    );
+}
+
+/// HDDS-16767 with a pause: the follower paused past the 30 s soft limit applies recoverLease
+/// by its own clock, starts recovery the leader refused, then refuses the writers' closes.
+#[test]
+fn recover_lease_diverges_on_the_follower_paused_past_the_soft_limit() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    ensure_image();
+    let (output, run) = play(
+        "ozone",
+        "scenarios/ozone/recover-lease-divergence.yaml",
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let faults = lines(&run, "faults.jsonl");
+    let pause = faults
+        .iter()
+        .find(|f| f["action"] == "pause" && f["outcome"] == "ok")
+        .expect("the pause applied");
+    let paused = pause["targets"][0].as_str().unwrap();
+    assert!(faults.iter().any(|f| f["action"] == "transfer-leader"
+        && f["outcome"] == "ok"
+        && f["targets"][0] == paused));
+    assert_the_files_stayed_open_on(&run, paused);
+}
+
+/// HDDS-16767 with a clock: one follower's wall clock 90 s ahead (libfaketime in its JVM, the
+/// offset set while it runs) is enough; no pause.
+#[test]
+fn recover_lease_diverges_on_the_follower_whose_clock_runs_ahead() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    ensure_image();
+    let (output, run) = play(
+        "ozone",
+        "scenarios/ozone/recover-lease-clock-skew.yaml",
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let faults = lines(&run, "faults.jsonl");
+    let skew = faults
+        .iter()
+        .find(|f| f["action"] == "clock-skew" && f["outcome"] == "ok")
+        .expect("the clock skew applied");
+    assert_eq!(skew["offset"], "+90s");
+    let skewed = skew["targets"][0].as_str().unwrap();
+    let processes = skew["detail"]["processes"][skewed].as_array().unwrap();
+    assert!(
+        processes
+            .iter()
+            .any(|p| p.as_str().unwrap().ends_with(" java")),
+        "libfaketime is in the OM's JVM: {processes:?}"
+    );
+    assert!(!faults.iter().any(|f| f["action"] == "pause"));
+    assert_the_files_stayed_open_on(&run, skewed);
+}

@@ -340,6 +340,15 @@ impl OmClient {
         self
     }
 
+    /// Sends the first call to the OM with this id (named by [`OmClient::with_node_ids`]), as a
+    /// client that already found the leader would; an unknown id changes nothing.
+    pub fn starting_at(mut self, id: &str) -> Self {
+        if let Some(i) = self.nodes.iter().position(|n| n.id.as_deref() == Some(id)) {
+            self.current = i;
+        }
+        self
+    }
+
     pub fn with_config(mut self, config: ClientConfig) -> Self {
         self.config = config;
         self
@@ -675,6 +684,19 @@ mod tests {
         let r = random_client_id();
         assert_eq!(r[6] >> 4, 4);
         assert_ne!(random_client_id(), r);
+    }
+
+    #[test]
+    fn the_first_call_goes_where_the_client_starts() {
+        let addrs: Vec<SocketAddr> = ["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"]
+            .iter()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        let client = OmClient::connect(addrs.clone(), "u").with_node_ids(&["om1", "om2", "om3"]);
+        assert_eq!(client.current(), addrs[0]);
+        assert_eq!(client.starting_at("om2").current(), addrs[1]);
+        let client = OmClient::connect(addrs.clone(), "u").with_node_ids(&["om1", "om2", "om3"]);
+        assert_eq!(client.starting_at("om9").current(), addrs[0]);
     }
 
     #[test]

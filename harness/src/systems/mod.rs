@@ -174,6 +174,12 @@ pub trait SystemAdapter: Send + Sync {
         Ok(())
     }
 
+    /// The nodes the workload's processes talk to when the scenario names none (`workload.nodes`);
+    /// None: every node of the cluster.
+    fn client_nodes(&self) -> Option<Vec<String>> {
+        None
+    }
+
     /// The bucket of an object store through one node, for the fencing workload and the
     /// conditional-write probe; None for systems that are not object stores.
     fn object_store(&self, _node: &str, _timeout: Duration) -> Option<chaos_s3::BucketStore> {

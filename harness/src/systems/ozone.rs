@@ -121,6 +121,10 @@ pub struct Ozone {
     s3: Option<super::s3::S3>,
     /// The workload: which bucket per-OM lookups read.
     workload: WorkloadKind,
+    /// The OM that led when the cluster became serviceable: new clients call it first, as a
+    /// client that has found the leader once does, rather than a follower the scenario may
+    /// have paused (a paused OM accepts the connection and never answers).
+    leader_hint: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl Ozone {
@@ -157,6 +161,7 @@ impl Ozone {
             s3: (settings.workload == WorkloadKind::S3Object)
                 .then(|| super::s3::S3::new(cluster, settings)),
             workload: settings.workload,
+            leader_hint: Default::default(),
         }
     }
 
@@ -203,9 +208,13 @@ impl Ozone {
             connect_timeout: self.connect_timeout,
             ..Default::default()
         };
-        OmClient::connect(addrs, "hadoop")
+        let client = OmClient::connect(addrs, "hadoop")
             .with_node_ids(&ids)
-            .with_config(config)
+            .with_config(config);
+        match self.leader_hint.lock().ok().and_then(|h| h.clone()) {
+            Some(leader) => client.starting_at(&leader),
+            None => client,
+        }
     }
 
     /// Each OM's Ratis indexes from its /prom page; an OM that does not answer is left out.
@@ -268,9 +277,12 @@ impl Ozone {
             }
             match leader {
                 Some((om, _)) if missing.is_empty() => {
+                    if let Ok(mut hint) = self.leader_hint.lock() {
+                        *hint = Some(om.clone());
+                    }
                     return Ok(format!(
                     "{om} leads, the SCM is out of safe mode, {open} RATIS/THREE pipeline(s) open"
-                ))
+                ));
                 }
                 _ if tokio::time::Instant::now() >= deadline => {
                     return Err(format!("after {within:?}: {}", missing.join("; ")))
@@ -338,6 +350,22 @@ impl SystemAdapter for Ozone {
             out.push_str(&self.run_admin(&cmd).await?);
         }
         Ok(out)
+    }
+
+    /// The native client talks to the OM service (failing over from OM to OM), the S3 and
+    /// stream workloads to the gateway: never to the SCM or a datanode.
+    fn client_nodes(&self) -> Option<Vec<String>> {
+        match self.workload {
+            WorkloadKind::S3Object | WorkloadKind::Stream => Some(
+                self.shells
+                    .keys()
+                    .filter(|n| n.starts_with("s3g"))
+                    .cloned()
+                    .collect(),
+            ),
+            _ => Some(self.rpc.keys().cloned().collect()),
+        }
+        .filter(|nodes: &Vec<String>| !nodes.is_empty())
     }
 
     async fn applied_indexes(&self) -> BTreeMap<String, Option<u64>> {
