@@ -196,6 +196,57 @@ fn double_create(history: &History, result: &checker::LinearizabilityResult) -> 
     None
 }
 
+/// The `stays-up` check: illegal when faults.jsonl names a node whose program exited by
+/// itself, with its exit code, the time and the last error lines of its log.
+pub fn stays_up(run_dir: &Path) -> Value {
+    let Some(text) = crate::report::load::read_inside(run_dir, "faults.jsonl") else {
+        return json!({
+            "name": "stays-up", "check": "stays-up", "verdict": "unknown",
+            "summary": "stays-up: faults.jsonl is missing or unreadable",
+        });
+    };
+    let exits: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|f| f["action"] == "exited")
+        .collect();
+    if exits.is_empty() {
+        return json!({
+            "name": "stays-up", "check": "stays-up", "verdict": "ok",
+            "summary": "every node the faults did not take down was still running when they ended",
+            "detail": {"exits": []},
+        });
+    }
+    let sentences: Vec<String> = exits
+        .iter()
+        .map(|f| {
+            // The line that says it is going down, else the last error.
+            let errors: Vec<&str> = f["detail"]["last_errors"]
+                .as_array()
+                .map(|l| l.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let why = errors
+                .iter()
+                .find(|l| l.contains("Terminating") || l.contains("exit status"))
+                .or(errors.last())
+                .copied()
+                .unwrap_or("");
+            format!(
+                "{} exited by itself at {:.3} s (exit code {}): {}",
+                f["targets"][0].as_str().unwrap_or("?"),
+                f["time"].as_u64().unwrap_or(0) as f64 / 1e9,
+                f["detail"]["exit_code"],
+                why.trim()
+            )
+        })
+        .collect();
+    json!({
+        "name": "stays-up", "check": "stays-up", "verdict": "illegal",
+        "summary": sentences.join("; "),
+        "detail": {"exits": exits},
+    })
+}
+
 fn run_checks(
     history: &History,
     checks: &[CheckSpec],
@@ -221,6 +272,13 @@ fn run_checks(
                     ))
                 }
             },
+            CheckSpec::StaysUp(_) => out.push(match run_dir {
+                Some(dir) => stays_up(dir),
+                None => json!({
+                    "name": "stays-up", "check": "stays-up", "verdict": "unknown",
+                    "summary": "stays-up reads a run folder's faults.jsonl",
+                }),
+            }),
             CheckSpec::Converge(c) => out.push(match run_dir {
                 Some(dir) => crate::converge::check(dir, c),
                 None => crate::converge::needs_run_folder(),
@@ -269,9 +327,12 @@ fn run_check(history: &History, check: &CheckSpec, timeout: Option<Duration>) ->
                 "detail": result,
             }))
         }
-        CheckSpec::Fencing(_) | CheckSpec::ConditionalWrites(_) | CheckSpec::Converge(_) => Err(
-            HarnessError::BadInput("this check reads files of a run folder".into()),
-        ),
+        CheckSpec::Fencing(_)
+        | CheckSpec::ConditionalWrites(_)
+        | CheckSpec::Converge(_)
+        | CheckSpec::StaysUp(_) => Err(HarnessError::BadInput(
+            "this check reads files of a run folder".into(),
+        )),
     }
 }
 
@@ -553,6 +614,26 @@ pub fn check_command(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An `exited` event in faults.jsonl fails stays-up with the node, the time, the exit code
+    /// and the log's last error line; without one the check passes.
+    #[test]
+    fn stays_up_names_the_node_that_exited_by_itself() {
+        let dir = std::env::temp_dir().join(format!("chaos-stays-up-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pause = r#"{"time":1000000000,"action":"pause","phase":"apply","targets":["om2"],"outcome":"ok"}"#;
+        std::fs::write(dir.join("faults.jsonl"), format!("{pause}\n")).unwrap();
+        assert_eq!(stays_up(&dir)["verdict"], "ok");
+        let exited = r#"{"time":129930000000,"action":"exited","phase":"effect","targets":["om3"],"outcome":"exited by itself (exit code 2)","detail":{"exit_code":2,"last_errors":["ERROR ratis.OzoneManagerDoubleBuffer: Terminating with exit status 2"]}}"#;
+        std::fs::write(dir.join("faults.jsonl"), format!("{pause}\n{exited}\n")).unwrap();
+        let result = stays_up(&dir);
+        assert_eq!(result["verdict"], "illegal");
+        assert_eq!(
+            result["summary"],
+            "om3 exited by itself at 129.930 s (exit code 2): ERROR ratis.OzoneManagerDoubleBuffer: Terminating with exit status 2"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn history(deletes: &str) -> History {
         let text = format!(

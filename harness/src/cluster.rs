@@ -75,6 +75,17 @@ pub struct Cluster {
     partitioned: std::sync::atomic::AtomicBool,
     /// Node -> its clock offset in ms, for the nodes whose clock a fault moved.
     skewed: std::sync::Mutex<BTreeMap<String, i64>>,
+    /// Nodes the harness took down (kill, stop) and has not started since: any other node
+    /// found down exited by itself.
+    downed: std::sync::Mutex<BTreeSet<String>>,
+}
+
+/// A node whose program exited though no fault took it down.
+pub struct SelfExit {
+    pub node: String,
+    pub exit_code: i64,
+    /// Docker's FinishedAt (RFC 3339).
+    pub finished_at: String,
 }
 
 /// What a cluster needs to start.
@@ -127,6 +138,7 @@ impl Cluster {
             partitioned: Default::default(),
             proxies: BTreeMap::new(),
             skewed: Default::default(),
+            downed: Default::default(),
         };
         if let Err(e) = cluster.create_nodes(&spec, &labels).await {
             // Stop the log followers; the run sweeps what carries its label on every way out.
@@ -565,6 +577,7 @@ impl Cluster {
     }
 
     pub async fn kill(&self, node: &str) -> Result<()> {
+        self.mark_downed(node, true);
         let options = KillContainerOptionsBuilder::new().signal("SIGKILL").build();
         Ok(self
             .docker
@@ -574,6 +587,7 @@ impl Cluster {
 
     /// SIGTERM, then SIGKILL after 10 s, as `docker stop`.
     pub async fn stop(&self, node: &str) -> Result<()> {
+        self.mark_downed(node, true);
         let options = StopContainerOptionsBuilder::new().t(10).build();
         Ok(self
             .docker
@@ -582,18 +596,54 @@ impl Cluster {
     }
 
     pub async fn start(&self, node: &str) -> Result<()> {
-        Ok(self
-            .docker
+        self.docker
             .start_container(self.container(node)?, None::<StartContainerOptions>)
-            .await?)
+            .await?;
+        self.mark_downed(node, false);
+        Ok(())
     }
 
     pub async fn restart(&self, node: &str) -> Result<()> {
         let options = RestartContainerOptionsBuilder::new().t(10).build();
-        Ok(self
-            .docker
+        self.docker
             .restart_container(self.container(node)?, Some(options))
-            .await?)
+            .await?;
+        self.mark_downed(node, false);
+        Ok(())
+    }
+
+    fn mark_downed(&self, node: &str, down: bool) {
+        let mut downed = self.downed.lock().expect("downed nodes");
+        if down {
+            downed.insert(node.to_string());
+        } else {
+            downed.remove(node);
+        }
+    }
+
+    /// The nodes that are down though no fault took them down: their program exited by itself
+    /// (an assertion, a JVM-pause guard, a crash). A paused node is not down.
+    pub async fn self_exits(&self) -> Vec<SelfExit> {
+        let downed = self.downed.lock().expect("downed nodes").clone();
+        let mut out = Vec::new();
+        for node in self.nodes.iter().filter(|n| !downed.contains(&n.name)) {
+            let Ok(info) = self
+                .docker
+                .inspect_container(&node.container, None::<InspectContainerOptions>)
+                .await
+            else {
+                continue;
+            };
+            let state = info.state.unwrap_or_default();
+            if state.running != Some(true) {
+                out.push(SelfExit {
+                    node: node.name.clone(),
+                    exit_code: state.exit_code.unwrap_or(-1),
+                    finished_at: state.finished_at.unwrap_or_default(),
+                });
+            }
+        }
+        out
     }
 
     /// Runs a command in a node and returns its output; a non-zero exit is an error.

@@ -440,6 +440,8 @@ async fn drive(
     for task in fault_tasks {
         let _ = task.await;
     }
+    // Before the final heal starts them again: which nodes went down on their own.
+    record_self_exits(&engine, cluster, &run_dir.join("logs")).await;
 
     if interrupt.is_cancelled() {
         heal(&engine, cluster).await;
@@ -501,12 +503,7 @@ async fn probe(
 /// Appends what chaosfs injected in each node (every delayed or failed fsync, every crash) to
 /// faults.jsonl, on the run's clock. Those lines come after the harness's own, each with its time.
 async fn merge_chaosfs_logs(engine: &FaultEngine, cluster: &Cluster, loaded: &LoadedScenario) {
-    // The run clock's zero on the wall clock, to place chaosfs's unix times.
-    let now_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos() as u64;
-    let zero_unix = now_unix.saturating_sub(engine.recorder.now());
+    let zero_unix = run_zero_unix(engine);
     for node in cluster.names() {
         let has_fs = loaded
             .compose
@@ -553,6 +550,71 @@ async fn merge_chaosfs_logs(engine: &FaultEngine, cluster: &Cluster, loaded: &Lo
             });
         }
     }
+}
+
+/// The run clock's zero on the wall clock (unix ns), to place times other programs report.
+fn run_zero_unix(engine: &FaultEngine) -> u64 {
+    let now_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64;
+    now_unix.saturating_sub(engine.recorder.now())
+}
+
+/// Records each node whose program exited though no fault took it down (faults.jsonl action
+/// `exited`, phase `effect`), at the time Docker saw it end, with its exit code and the last
+/// error lines of its log: the `stays-up` check reads them.
+async fn record_self_exits(engine: &FaultEngine, cluster: &Cluster, logs_dir: &Path) {
+    let zero_unix = run_zero_unix(engine);
+    for exit in cluster.self_exits().await {
+        let time = time::OffsetDateTime::parse(
+            &exit.finished_at,
+            &time::format_description::well_known::Rfc3339,
+        )
+        .map(|t| (t.unix_timestamp_nanos().max(0) as u64).saturating_sub(zero_unix))
+        .unwrap_or_else(|_| engine.recorder.now());
+        let log = std::fs::read_to_string(logs_dir.join(format!("{}.log", exit.node)))
+            .unwrap_or_default();
+        engine.record(FaultEvent {
+            time,
+            started: time,
+            step: None,
+            action: "exited".into(),
+            phase: "effect",
+            targets: vec![exit.node.clone()],
+            mode: None,
+            grudge: None,
+            trigger: None,
+            outcome: format!("exited by itself (exit code {})", exit.exit_code),
+            detail: Some(json!({
+                "exit_code": exit.exit_code,
+                "finished_at": exit.finished_at,
+                "last_errors": last_errors(&log),
+            })),
+            offset: None,
+        });
+    }
+}
+
+/// The last lines of a node's log that say why it stopped: ERROR or FATAL lines, panics, and
+/// "Terminating"; the last line when none does.
+fn last_errors(log: &str) -> Vec<String> {
+    let tail: Vec<&str> = log.lines().rev().take(200).collect();
+    let mut found: Vec<String> = tail
+        .iter()
+        .filter(|l| {
+            ["ERROR", "FATAL", "Terminating", "panic", "Exception:"]
+                .iter()
+                .any(|w| l.contains(w))
+        })
+        .take(3)
+        .map(|l| l.chars().take(400).collect())
+        .collect();
+    if found.is_empty() {
+        found.extend(tail.first().map(|l| l.to_string()));
+    }
+    found.reverse();
+    found
 }
 
 /// The final heal: every node running and unpaused, every partition removed, each recorded.

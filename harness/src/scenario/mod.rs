@@ -139,6 +139,7 @@ pub const CHECK_NAMES: &[&str] = &[
     "converge",
     "fencing",
     "conditional-writes",
+    "stays-up",
 ];
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -866,6 +867,9 @@ pub enum CheckSpec {
     Fencing(NoOptions),
     /// The store enforces If-None-Match / If-Match on PUT: probed before the workload.
     ConditionalWrites(NoOptions),
+    /// No node's program exited by itself: every node the faults did not take down was
+    /// still running when they ended (faults.jsonl `exited` events name the others).
+    StaysUp(NoOptions),
 }
 
 /// `converge: { bound: 100, lookups: true }`: how far behind the highest applied index a node
@@ -1705,7 +1709,7 @@ fn validate(spec: &Scenario, facts: &NodeFacts, problems: &mut Problems) {
 
     for (i, check) in spec.checks.iter().enumerate() {
         match &check.value {
-            CheckSpec::Durable(_) | CheckSpec::RetryConsistent(_) => {}
+            CheckSpec::Durable(_) | CheckSpec::RetryConsistent(_) | CheckSpec::StaysUp(_) => {}
             CheckSpec::Converge(_) => {
                 if let Some(adapter) = adapter {
                     if !systems::has_applied_index(adapter.name) {
