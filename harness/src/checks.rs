@@ -225,12 +225,11 @@ pub fn stays_up(run_dir: &Path) -> Value {
                 .as_array()
                 .map(|l| l.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
-            let why = errors
-                .iter()
-                .find(|l| l.contains("Terminating") || l.contains("exit status"))
-                .or(errors.last())
-                .copied()
-                .unwrap_or("");
+            let why = match errors.iter().position(|l| l.contains("Terminating")) {
+                // The Terminating line and the exception after it.
+                Some(i) => errors[i..errors.len().min(i + 2)].join(" "),
+                None => errors.last().copied().unwrap_or("").to_string(),
+            };
             format!(
                 "{} exited by itself at {:.3} s (exit code {}): {}",
                 f["targets"][0].as_str().unwrap_or("?"),

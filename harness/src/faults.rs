@@ -457,7 +457,6 @@ impl FaultEngine {
     }
 }
 
-/// One action to apply and record.
 /// The record of an action that has not finished, written if its task is dropped first.
 struct Unfinished<'a> {
     engine: &'a FaultEngine,
@@ -473,6 +472,7 @@ impl Drop for Unfinished<'_> {
     }
 }
 
+/// One action to apply and record.
 struct Act<'a> {
     step: usize,
     action: Action,

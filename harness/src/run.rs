@@ -596,24 +596,36 @@ async fn record_self_exits(engine: &FaultEngine, cluster: &Cluster, logs_dir: &P
     }
 }
 
-/// The last lines of a node's log that say why it stopped: ERROR or FATAL lines, panics, and
-/// "Terminating"; the last line when none does.
+/// The lines of a node's log that say why it stopped: the last "Terminating" line and the
+/// exception line after it (a JVM may spend a minute shutting down after it, printing other
+/// errors), then the last ERROR, FATAL or panic lines; the last line when there is none.
 fn last_errors(log: &str) -> Vec<String> {
-    let tail: Vec<&str> = log.lines().rev().take(200).collect();
-    let mut found: Vec<String> = tail
-        .iter()
-        .filter(|l| {
-            ["ERROR", "FATAL", "Terminating", "panic", "Exception:"]
-                .iter()
-                .any(|w| l.contains(w))
-        })
-        .take(3)
-        .map(|l| l.chars().take(400).collect())
-        .collect();
-    if found.is_empty() {
-        found.extend(tail.first().map(|l| l.to_string()));
+    let lines: Vec<&str> = log.lines().collect();
+    let clip = |l: &str| -> String { l.chars().take(400).collect() };
+    let mut found = Vec::new();
+    if let Some(i) = lines.iter().rposition(|l| l.contains("Terminating")) {
+        found.push(clip(lines[i]));
+        if let Some(next) = lines
+            .get(i + 1)
+            .filter(|l| l.contains("Exception") || l.contains("Error"))
+        {
+            found.push(clip(next));
+        }
     }
-    found.reverse();
+    let mut errors: Vec<String> = lines
+        .iter()
+        .rev()
+        .take(200)
+        .filter(|l| ["ERROR", "FATAL", "panic"].iter().any(|w| l.contains(w)))
+        .filter(|l| !l.contains("Terminating"))
+        .take(2)
+        .map(|l| clip(l))
+        .collect();
+    errors.reverse();
+    found.extend(errors);
+    if found.is_empty() {
+        found.extend(lines.last().map(|l| clip(l)));
+    }
     found
 }
 
@@ -647,5 +659,26 @@ struct AbortOnDrop(tokio::task::JoinHandle<()>);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The line that says why the OM went down, and its exception, come first, ahead of the
+    /// errors it printed while shutting down.
+    #[test]
+    fn the_terminating_line_leads_the_last_errors() {
+        let log = "a\nERROR x: Terminating with exit status 2: flush failed\n\
+                   java.lang.IllegalArgumentException: lastApplied: (t:1, i:275) < (t:1, i:470)\n\
+                   \tat y\nINFO z\nERROR om.OzoneManager: OzoneManager stop failed.\n";
+        assert_eq!(
+            super::last_errors(log),
+            [
+                "ERROR x: Terminating with exit status 2: flush failed",
+                "java.lang.IllegalArgumentException: lastApplied: (t:1, i:275) < (t:1, i:470)",
+                "ERROR om.OzoneManager: OzoneManager stop failed.",
+            ]
+        );
+        assert_eq!(super::last_errors("one\ntwo\n"), ["two"]);
     }
 }
