@@ -1,6 +1,7 @@
 //! One run of a scenario, in one direction: plan -> cluster + workload + faults -> history ->
 //! checks -> result.json -> report. The cluster is removed on every way out.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -440,8 +441,10 @@ async fn drive(
     for task in fault_tasks {
         let _ = task.await;
     }
-    // Before the final heal starts them again: which nodes went down on their own.
-    record_self_exits(&engine, cluster, &run_dir.join("logs")).await;
+    // Before the final heal starts them again: which nodes went down on their own. Asked again
+    // after settling: a JVM that decided to terminate may take a minute to exit.
+    let mut exits_seen = BTreeSet::new();
+    record_self_exits(&engine, cluster, &run_dir.join("logs"), &mut exits_seen).await;
 
     if interrupt.is_cancelled() {
         heal(&engine, cluster).await;
@@ -455,6 +458,7 @@ async fn drive(
         _ = tokio::time::sleep(final_phase.settle.0) => {}
         _ = interrupt.cancelled() => return Ok(()),
     }
+    record_self_exits(&engine, cluster, &run_dir.join("logs"), &mut exits_seen).await;
     if final_phase.reads && config.kind != crate::scenario::WorkloadKind::Fencing {
         let first = u64::from(config.processes) * 1_000_000;
         tokio::select! {
@@ -564,9 +568,18 @@ fn run_zero_unix(engine: &FaultEngine) -> u64 {
 /// Records each node whose program exited though no fault took it down (faults.jsonl action
 /// `exited`, phase `effect`), at the time Docker saw it end, with its exit code and the last
 /// error lines of its log: the `stays-up` check reads them.
-async fn record_self_exits(engine: &FaultEngine, cluster: &Cluster, logs_dir: &Path) {
+async fn record_self_exits(
+    engine: &FaultEngine,
+    cluster: &Cluster,
+    logs_dir: &Path,
+    seen: &mut BTreeSet<(String, String)>,
+) {
     let zero_unix = run_zero_unix(engine);
     for exit in cluster.self_exits().await {
+        // A node still down from an exit already recorded is the same exit.
+        if !seen.insert((exit.node.clone(), exit.finished_at.clone())) {
+            continue;
+        }
         let time = time::OffsetDateTime::parse(
             &exit.finished_at,
             &time::format_description::well_known::Rfc3339,
