@@ -221,6 +221,14 @@ fn assert_the_files_stayed_open_on(run: &std::path::Path, odd: &str) {
     );
 }
 
+/// The first event of faults.jsonl that applied `action`.
+fn first_applied<'a>(faults: &'a [Value], action: &str) -> &'a Value {
+    faults
+        .iter()
+        .find(|f| f["action"] == action && f["outcome"] == "ok")
+        .unwrap_or_else(|| panic!("no {action} applied: {faults:?}"))
+}
+
 /// HDDS-16767 with a pause: the follower paused past the 30 s soft limit applies recoverLease
 /// by its own clock, starts recovery the leader refused, then refuses the writers' closes.
 #[test]
@@ -234,10 +242,7 @@ fn recover_lease_diverges_on_the_follower_paused_past_the_soft_limit() {
     );
     assert_eq!(output.status.code(), Some(1));
     let faults = lines(&run, "faults.jsonl");
-    let pause = faults
-        .iter()
-        .find(|f| f["action"] == "pause" && f["outcome"] == "ok")
-        .expect("the pause applied");
+    let pause = first_applied(&faults, "pause");
     let paused = pause["targets"][0].as_str().unwrap();
     assert!(faults.iter().any(|f| f["action"] == "transfer-leader"
         && f["outcome"] == "ok"
@@ -258,10 +263,7 @@ fn recover_lease_diverges_on_the_follower_whose_clock_runs_ahead() {
     );
     assert_eq!(output.status.code(), Some(1));
     let faults = lines(&run, "faults.jsonl");
-    let skew = faults
-        .iter()
-        .find(|f| f["action"] == "clock-skew" && f["outcome"] == "ok")
-        .expect("the clock skew applied");
+    let skew = first_applied(&faults, "clock-skew");
     assert_eq!(skew["offset"], "+90s");
     let skewed = skew["targets"][0].as_str().unwrap();
     let processes = skew["detail"]["processes"][skewed].as_array().unwrap();

@@ -86,22 +86,29 @@ impl DurRange {
     }
 }
 
+/// `low..high` or one value (low = high), each parsed with `parse`; an empty range is an error.
+fn parse_range<T: PartialOrd + Copy>(
+    text: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<(T, T), String> {
+    let (low, high) = match text.split_once("..") {
+        Some((low, high)) => (parse(low)?, parse(high)?),
+        None => {
+            let fixed = parse(text)?;
+            (fixed, fixed)
+        }
+    };
+    if low > high {
+        return Err(format!("`{text}`: the range is empty (low > high)"));
+    }
+    Ok((low, high))
+}
+
 impl<'de> Deserialize<'de> for DurRange {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
-        let range = match text.split_once("..") {
-            Some((low, high)) => DurRange {
-                low: parse_duration(low).map_err(de::Error::custom)?,
-                high: parse_duration(high).map_err(de::Error::custom)?,
-            },
-            None => DurRange::fixed(parse_duration(&text).map_err(de::Error::custom)?),
-        };
-        if range.low > range.high {
-            return Err(de::Error::custom(format!(
-                "`{text}`: the range is empty (low > high)"
-            )));
-        }
-        Ok(range)
+        let (low, high) = parse_range(&text, parse_duration).map_err(de::Error::custom)?;
+        Ok(DurRange { low, high })
     }
 }
 
@@ -171,21 +178,7 @@ impl OffsetRange {
 impl<'de> Deserialize<'de> for OffsetRange {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
-        let (low, high) = match text.split_once("..") {
-            Some((low, high)) => (
-                parse_offset(low).map_err(de::Error::custom)?,
-                parse_offset(high).map_err(de::Error::custom)?,
-            ),
-            None => {
-                let fixed = parse_offset(&text).map_err(de::Error::custom)?;
-                (fixed, fixed)
-            }
-        };
-        if low > high {
-            return Err(de::Error::custom(format!(
-                "`{text}`: the range is empty (low > high)"
-            )));
-        }
+        let (low, high) = parse_range(&text, parse_offset).map_err(de::Error::custom)?;
         Ok(OffsetRange { low, high })
     }
 }
