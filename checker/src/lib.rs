@@ -6,6 +6,7 @@ pub mod cli;
 pub mod counts;
 pub mod durable;
 mod fx;
+pub mod generate;
 pub mod history;
 pub mod linearizable;
 pub mod model;
