@@ -495,7 +495,6 @@ pub fn generate(spec: &Spec) -> Generated {
         }
         push(time, fl.process, kind, fl.f, key, value);
     }
-    drop(push);
     let history = History::from_events(events).expect("generated history is well formed");
     let expected = if witness.is_some() {
         Verdict::Illegal

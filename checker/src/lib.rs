@@ -14,9 +14,10 @@ pub mod read;
 pub mod retry;
 mod search;
 pub mod stale;
+mod unique;
 
 pub use history::{Event, EventType, History, Operation, Status};
-pub use linearizable::{render, Budget, LinearizabilityResult};
+pub use linearizable::{render, Budget, LinearizabilityResult, Procedure, Route};
 pub use model::{CheckError, Model, ModelKind};
 pub use read::{parse_bytes, parse_str, read_history, Format, ReadError};
 

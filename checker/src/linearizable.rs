@@ -23,6 +23,32 @@ pub struct Budget {
     /// Confirm the shortest illegal prefix of each illegal partition (one more
     /// search on the truncated partition).
     pub explain: bool,
+    /// Which procedure decides a partition.
+    pub route: Route,
+}
+
+/// Which procedure decides a partition.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Route {
+    /// The reads-from procedure when its preconditions hold (unique written values), the
+    /// search otherwise.
+    #[default]
+    Auto,
+    /// Always the search.
+    Search,
+    /// Only the reads-from procedure: a partition it cannot take is `unknown`, with the
+    /// precondition that failed as the reason.
+    ReadsFrom,
+}
+
+/// The procedure that decided a partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Procedure {
+    /// Wing & Gong / Lowe's search (`search.rs`).
+    Search,
+    /// Unique written values: the read-from relation decides without search (`unique.rs`).
+    ReadsFrom,
 }
 
 impl Default for Budget {
@@ -32,6 +58,7 @@ impl Default for Budget {
             max_memory: 2 << 30,
             threads: 0,
             explain: true,
+            route: Route::Auto,
         }
     }
 }
@@ -180,6 +207,8 @@ pub struct PartitionResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     pub verdict: Verdict,
+    /// Which procedure decided it.
+    pub procedure: Procedure,
     /// Operations searched (after dropping failed ones and unobservable unknown ones).
     pub operations: usize,
     pub states_explored: u64,
@@ -253,13 +282,7 @@ pub fn check(
     let mut results: Vec<Option<Result<PartitionResult, CheckError>>> = vec![None; groups.len()];
     if threads == 1 {
         for (i, (key, ops)) in groups.iter().enumerate() {
-            results[i] = Some(check_partition(
-                key.clone(),
-                ops,
-                model,
-                &limits,
-                budget.explain,
-            ));
+            results[i] = Some(check_partition(key.clone(), ops, model, &limits, budget));
         }
     } else {
         // Largest partitions first, so the last one to finish is small.
@@ -274,7 +297,7 @@ pub fn check(
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&i) = order.get(k) else { break };
                     let (key, ops) = &groups[i];
-                    let r = check_partition(key.clone(), ops, model, &limits, budget.explain);
+                    let r = check_partition(key.clone(), ops, model, &limits, budget);
                     if let Ok(mut slot) = slots[i].lock() {
                         *slot = Some(r);
                     }
@@ -326,8 +349,32 @@ fn check_partition(
     ops: &[&Operation],
     model: ModelKind,
     limits: &Limits,
-    explain: bool,
+    budget: &Budget,
 ) -> Result<PartitionResult, CheckError> {
+    let explain = budget.explain;
+    if budget.route != Route::Search {
+        let start = Instant::now();
+        match crate::unique::check(&key, ops, model, limits) {
+            Ok(r) => return Ok(r),
+            Err(why) if budget.route == Route::ReadsFrom => {
+                return Ok(PartitionResult {
+                    key,
+                    verdict: Verdict::Unknown,
+                    procedure: Procedure::ReadsFrom,
+                    operations: ops.len(),
+                    states_explored: 0,
+                    elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
+                    memory_bytes: 0,
+                    explanation: None,
+                    unknown: Some(Unexplored {
+                        reason: format!("the reads-from procedure does not apply: {why}"),
+                        longest_linearization: 0,
+                    }),
+                })
+            }
+            Err(_) => {}
+        }
+    }
     match model {
         ModelKind::Register => run(
             |o, c| Register::build(o, c, false),
@@ -361,6 +408,7 @@ fn run<M: SeqModel>(
     let mut result = PartitionResult {
         key: key.clone(),
         verdict: Verdict::Ok,
+        procedure: Procedure::Search,
         operations: built.ops.len(),
         states_explored: 0,
         elapsed_ms: 0.0,
@@ -469,7 +517,7 @@ fn run<M: SeqModel>(
     Ok(result)
 }
 
-fn key_prefix(key: &Option<String>) -> String {
+pub(crate) fn key_prefix(key: &Option<String>) -> String {
     match key {
         Some(k) => format!("key {k}: "),
         None => String::new(),

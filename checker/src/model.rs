@@ -253,7 +253,7 @@ impl Interner {
 
 /// Whether `f` is one of `names`. The harness's reads after the workload (`final-read`, which
 /// the durable check looks for) are reads to every model.
-fn f_is(f: &str, names: &[&str]) -> bool {
+pub(crate) fn f_is(f: &str, names: &[&str]) -> bool {
     names.contains(&f) || (matches!(f, "final-read" | "final_read") && names.contains(&"read"))
 }
 
@@ -490,7 +490,7 @@ pub struct Kv {
     poison: u32,
 }
 
-fn text_of(v: &Value) -> std::borrow::Cow<'_, str> {
+pub(crate) fn text_of(v: &Value) -> std::borrow::Cow<'_, str> {
     match v {
         Value::Null => "".into(),
         Value::String(s) => s.as_str().into(),

@@ -255,10 +255,20 @@ fn budget_exhaustion_is_unknown_and_names_the_partition() {
         "{}",
         checker::render(&r)
     );
+    // The search's visited-state cache is capped; the reads-from procedure (these writes are
+    // unique) keeps no cache and decides.
+    let budget = Budget {
+        max_memory: 0,
+        route: checker::Route::Search,
+        ..Budget::default()
+    };
+    let r = check(&h, ModelKind::CasRegister, &budget).unwrap();
+    assert_eq!(r.verdict, Verdict::Unknown);
     let budget = Budget {
         max_memory: 0,
         ..Budget::default()
     };
     let r = check(&h, ModelKind::CasRegister, &budget).unwrap();
-    assert_eq!(r.verdict, Verdict::Unknown);
+    assert_eq!(r.verdict, Verdict::Ok);
+    assert_eq!(r.partitions[0].procedure, checker::Procedure::ReadsFrom);
 }
