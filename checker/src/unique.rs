@@ -954,8 +954,18 @@ fn explain(
         let w = if deeper[need as usize] < zi {
             c.writer[lay.child[need as usize] as usize]
         } else {
-            after_chain(need)
-                .map(|y| c.writer[lay.root[y as usize] as usize])
+            // Of the chains that must follow its chain and had begun before z did, the
+            // first in the linearization, preferring an acknowledged write.
+            let x = lay.chain[need as usize] as usize;
+            (0..lay.root.len())
+                .filter(|&y| y != x && lay.a[y] < zi && lay.a[x] < lay.b[y])
+                .map(|y| c.writer[lay.root[y] as usize])
+                .filter(|&w| w != NONE)
+                .min_by_key(|&w| {
+                    let o = &c.ops[w as usize];
+                    let y = lay.chain[o.node as usize] as usize;
+                    (o.status != Status::Ok, lay.a[y].min(lay.b[y]))
+                })
                 .unwrap_or(NONE)
         };
         if w == NONE {
