@@ -10,7 +10,7 @@
 //! benchmark exit 1; times are never asserted.
 //!
 //! `HOT_ONLY=substring` keeps the rows whose label contains it; `HOT_SKIP_1M=1` skips the
-//! 1,000,000-operation rows and the file check.
+//! 1,000,000-operation rows and the file check; `HOT_FILE_ONLY=1` runs only the file check.
 
 mod common;
 
@@ -106,6 +106,12 @@ fn procedures(r: &checker::LinearizabilityResult) -> String {
 }
 
 fn main() {
+    if std::env::var_os("HOT_FILE_ONLY").is_some() {
+        for model in [ModelKind::CasRegister, ModelKind::Kv] {
+            file_check(model);
+        }
+        return;
+    }
     let only = std::env::var("HOT_ONLY").ok();
     let skip_1m = std::env::var_os("HOT_SKIP_1M").is_some();
     let budget = Budget::with_timeout(Duration::from_secs(60));

@@ -72,9 +72,71 @@ impl ReadError {
 }
 
 /// Reads a history file in the given format.
+///
+/// JSON lines and EDN maps are read line by line, so the file's text is never held whole
+/// (it is about a fifth of the parsed history's size); a Jepsen log, whose format may only
+/// show after its first line, is read whole.
 pub fn read_history(path: &Path, format: Format) -> Result<History, ReadError> {
-    let bytes = std::fs::read(path).map_err(ReadError::Io)?;
-    parse_bytes(&bytes, format)
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut format = format;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut events = Vec::new();
+    let mut lines = Vec::new();
+    let mut n = 0;
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf).map_err(ReadError::Io)? == 0 {
+            break;
+        }
+        n += 1;
+        let line = std::str::from_utf8(&buf).map_err(|_| ReadError::at(n, "not valid UTF-8"))?;
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if format == Format::Auto {
+            match detect_first(t) {
+                Some(f) => format = f,
+                None => {
+                    let bytes = std::fs::read(path).map_err(ReadError::Io)?;
+                    return parse_bytes(&bytes, Format::Auto);
+                }
+            }
+        }
+        if format == Format::JepsenLog {
+            let bytes = std::fs::read(path).map_err(ReadError::Io)?;
+            return parse_bytes(&bytes, Format::JepsenLog);
+        }
+        push_line(format, t, n, &mut events, &mut lines)?;
+    }
+    History::from_events_with_lines(events, &lines)
+        .map_err(|e| ReadError::at(lines.get(e.event).copied().unwrap_or(0), e.message))
+}
+
+/// Parses one non-blank line and keeps its event, if it has one.
+fn push_line(
+    format: Format,
+    t: &str,
+    n: usize,
+    events: &mut Vec<Event>,
+    lines: &mut Vec<usize>,
+) -> Result<(), ReadError> {
+    let ev = match format {
+        Format::Jsonl => Some(parse_json_line(t, n)?),
+        Format::Edn => parse_edn_line(t, n)?,
+        Format::JepsenLog => parse_log_line(t, n)?,
+        Format::Auto => unreachable!("resolved by the caller"),
+    };
+    if let Some(mut ev) = ev {
+        if format != Format::Jsonl {
+            ev.index = events.len() as u64;
+        }
+        events.push(ev);
+        lines.push(n);
+    }
+    Ok(())
 }
 
 /// Parses a history from raw bytes (UTF-8 is required; the error names the line).
@@ -100,27 +162,25 @@ pub fn parse_str(text: &str, format: Format) -> Result<History, ReadError> {
     let mut events = Vec::new();
     let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
         let t = line.trim();
-        if t.is_empty() {
-            continue;
-        }
-        let ev = match format {
-            Format::Jsonl => Some(parse_json_line(t, n)?),
-            Format::Edn => parse_edn_line(t, n)?,
-            Format::JepsenLog => parse_log_line(t, n)?,
-            Format::Auto => unreachable!("resolved above"),
-        };
-        if let Some(mut ev) = ev {
-            if format != Format::Jsonl {
-                ev.index = events.len() as u64;
-            }
-            events.push(ev);
-            lines.push(n);
+        if !t.is_empty() {
+            push_line(format, t, i + 1, &mut events, &mut lines)?;
         }
     }
     History::from_events_with_lines(events, &lines)
         .map_err(|e| ReadError::at(lines.get(e.event).copied().unwrap_or(0), e.message))
+}
+
+/// JSON lines or EDN maps, told by the first non-blank line; `None` otherwise.
+fn detect_first(first: &str) -> Option<Format> {
+    if !first.starts_with('{') {
+        return None;
+    }
+    if first.contains("\"type\"") || serde_json::from_str::<Value>(first).is_ok() {
+        Some(Format::Jsonl)
+    } else {
+        Some(Format::Edn)
+    }
 }
 
 /// Detects the format from the first non-blank line.
@@ -134,11 +194,8 @@ pub fn detect(text: &str) -> Result<Format, ReadError> {
         // An empty file is an empty history in any format.
         return Ok(Format::Jsonl);
     };
-    if first.starts_with('{') {
-        if first.contains("\"type\"") || serde_json::from_str::<Value>(first).is_ok() {
-            return Ok(Format::Jsonl);
-        }
-        return Ok(Format::Edn);
+    if let Some(f) = detect_first(first) {
+        return Ok(f);
     }
     if text.contains("jepsen.util") {
         return Ok(Format::JepsenLog);
@@ -572,6 +629,50 @@ fn atom(t: &str) -> Edn_ {
 mod tests {
     use super::*;
     use crate::history::Status;
+
+    /// The streaming file reader and the in-memory parser agree, errors and line numbers
+    /// included.
+    #[test]
+    fn files_read_as_their_text_parses() {
+        let dir = std::env::temp_dir().join(format!("chaos-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let texts: &[&[u8]] = &[
+            b"",
+            b"\n\n",
+            b"{\"process\":0,\"type\":\"invoke\",\"f\":\"write\",\"value\":1}\r\n\r\n{\"process\":0,\"type\":\"ok\",\"f\":\"write\",\"value\":1}",
+            b"{:process 0, :type :invoke, :f :read, :value nil}\n{:process 0, :type :ok, :f :read, :value 3}\n",
+            b"INFO  jepsen.util - 3\t:invoke\t:read\tnil\nINFO  jepsen.util - 3\t:ok\t:read\t4\n",
+            b"garbage\nINFO  jepsen.util - 3\t:invoke\t:read\tnil\n",
+            b"nothing to see\n",
+            b"{\"process\":0,\"type\":\"invoke\",\"f\":\"read\"}\n{oops\n",
+            b"{\"process\":0,\"type\":\"invoke\",\"f\":\"read\"}\n\xff\xfe\n",
+            b"{\"process\":0,\"type\":\"ok\",\"f\":\"read\"}\n",
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            let path = dir.join(format!("h{i}"));
+            std::fs::write(&path, text).unwrap();
+            for format in [Format::Auto, Format::Jsonl, Format::Edn, Format::JepsenLog] {
+                let a = read_history(&path, format).map_err(|e| e.to_string());
+                let b = parse_bytes(text, format).map_err(|e| e.to_string());
+                match (&a, &b) {
+                    (Ok(_), _) | (_, Ok(_)) => assert_eq!(a, b, "text {i}, {format:?}"),
+                    // The whole text is checked for UTF-8 first; the reader stops at the
+                    // first bad line, whatever is wrong with it.
+                    (Err(x), Err(y)) => {
+                        let line = |m: &str| {
+                            m.strip_prefix("line ")
+                                .and_then(|r| r.split(':').next()?.parse::<usize>().ok())
+                        };
+                        assert!(
+                            x == y || line(x) <= line(y),
+                            "text {i}, {format:?}: {x} / {y}"
+                        );
+                    }
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn edn_lines() {
