@@ -37,7 +37,8 @@ pub enum Fault {
 /// What to generate.
 #[derive(Clone, Debug)]
 pub struct Spec {
-    /// `register` (read, write), `cas-register` (read, write, cas) or `kv` (get, put, append).
+    /// `register` (read, write), `cas-register` (read, write, cas), `kv` (get, put, append)
+    /// or `set` (add, read: a fifth of the operations read the whole set).
     pub model: ModelKind,
     /// Operations invoked.
     pub ops: usize,
@@ -119,6 +120,7 @@ enum F {
     Cas,
     Put,
     Append,
+    Add,
 }
 
 impl F {
@@ -129,6 +131,7 @@ impl F {
             F::Cas => "cas",
             F::Put => "put",
             F::Append => "append",
+            F::Add => "add",
         }
     }
     fn writes(self) -> bool {
@@ -136,11 +139,13 @@ impl F {
     }
 }
 
-/// The store's value of one key: an integer register (0 = nil) or a kv string.
+/// The store's value of one key: an integer register (0 = nil), a kv string, or a set (the
+/// first n elements the key's adds applied).
 #[derive(Clone, Debug, PartialEq)]
 enum Val {
     Reg(u64),
     Text(String),
+    Set(usize),
 }
 
 impl Val {
@@ -149,6 +154,7 @@ impl Val {
             Val::Reg(0) => Value::Null,
             Val::Reg(n) => json!(n),
             Val::Text(s) => json!(s),
+            Val::Set(n) => json!(n),
         }
     }
 }
@@ -205,6 +211,8 @@ struct Key {
     done: Vec<Done>,
     /// Writes may not take effect (the lost-write fault holds them back).
     frozen: bool,
+    /// set: the elements added, in the order the adds took effect.
+    applied: Vec<u64>,
 }
 
 fn token(n: u64) -> String {
@@ -230,6 +238,10 @@ fn apply(fl: &mut Flight, k: &mut Key) {
                 s.push_str(&token(fl.arg));
             }
         }
+        F::Add => {
+            k.applied.push(fl.arg);
+            k.value = Val::Set(k.applied.len());
+        }
     }
     fl.applied = true;
     fl.result = Some(k.value.clone());
@@ -239,16 +251,17 @@ fn apply(fl: &mut Flight, k: &mut Key) {
 
 /// Generates a history per `spec`.
 ///
-/// Panics if the model is not `register`, `cas-register` or `kv`.
+/// Panics if the model is `s3-object`.
 pub fn generate(spec: &Spec) -> Generated {
     assert!(
         matches!(
             spec.model,
-            ModelKind::Register | ModelKind::CasRegister | ModelKind::Kv
+            ModelKind::Register | ModelKind::CasRegister | ModelKind::Kv | ModelKind::Set
         ),
-        "the generator makes register, cas-register and kv histories"
+        "the generator makes register, cas-register, kv and set histories"
     );
     let kv = spec.model == ModelKind::Kv;
+    let set = spec.model == ModelKind::Set;
     let mut rng = Rng::new(spec.seed);
     let processes = spec.processes.max(1);
     let keys = spec.keys.max(1);
@@ -266,6 +279,8 @@ pub fn generate(spec: &Spec) -> Generated {
     };
     let initial = if kv {
         Val::Text(String::new())
+    } else if set {
+        Val::Set(0)
     } else {
         Val::Reg(0)
     };
@@ -276,6 +291,7 @@ pub fn generate(spec: &Spec) -> Generated {
             setter_acked: true,
             done: Vec::new(),
             frozen: false,
+            applied: Vec::new(),
         })
         .collect();
     let names: Vec<String> = (0..keys).map(|k| format!("k{k}")).collect();
@@ -331,6 +347,8 @@ pub fn generate(spec: &Spec) -> Generated {
                 let key = pick_key(&mut rng);
                 let r = rng.below(100);
                 let f = match (spec.model, r) {
+                    (ModelKind::Set, 0..=19) => F::Read,
+                    (ModelKind::Set, _) => F::Add,
                     (_, 0..=49) => F::Read,
                     (ModelKind::Register, _) => F::Write,
                     (ModelKind::CasRegister, 50..=69) => F::Write,
@@ -344,7 +362,7 @@ pub fn generate(spec: &Spec) -> Generated {
             let expect = match f {
                 F::Cas if rng.chance(0.5) => match store[key].value {
                     Val::Reg(v) => v,
-                    Val::Text(_) => 0,
+                    _ => 0,
                 },
                 F::Cas => seen[i][key],
                 _ => 0,
@@ -384,7 +402,7 @@ pub fn generate(spec: &Spec) -> Generated {
                 && spec.fault == Fault::LostWrite
                 && started > fault_from
                 && !info
-                && matches!(f, F::Write | F::Put | F::Append)
+                && matches!(f, F::Write | F::Put | F::Append | F::Add)
                 && store[key].setter_acked
             {
                 fl.lost = true;
@@ -397,6 +415,7 @@ pub fn generate(spec: &Spec) -> Generated {
                 F::Write => json!(counter),
                 F::Cas => json!([Val::Reg(expect).json(), counter]),
                 F::Put | F::Append => json!(token(counter)),
+                F::Add => json!(counter),
             };
             push(time, procs[i], EventType::Invoke, f, key, value);
             slots[i] = Some(fl);
@@ -464,15 +483,19 @@ pub fn generate(spec: &Spec) -> Generated {
                 if let Val::Reg(n) = v {
                     seen[i][key] = n;
                 }
-                (EventType::Ok, v.json())
+                match v {
+                    Val::Set(n) => (EventType::Ok, json!(store[key].applied[..n])),
+                    v => (EventType::Ok, v.json()),
+                }
             }
             F::Write => (EventType::Ok, json!(fl.arg)),
             F::Cas if fl.failed => (EventType::Fail, cas_value()),
             F::Cas => (EventType::Ok, cas_value()),
             F::Put | F::Append => (EventType::Ok, json!(token(fl.arg))),
+            F::Add => (EventType::Ok, json!(fl.arg)),
         };
         if fl.f.writes() && kind == EventType::Ok {
-            if !kv {
+            if !kv && !set {
                 seen[i][key] = fl.arg;
             }
             let k = &mut store[key];

@@ -121,16 +121,17 @@ impl OpSummary {
         }
     }
 
-    /// `read -> 3` / `write 4` / `cas [1 2] -> ok`.
+    /// `read -> 3` / `write 4` / `cas [1 2] -> ok`. A long array (a set read) shows its
+    /// first elements and its length.
     pub fn describe(&self) -> String {
         let arg = if self.value.is_null() {
             String::new()
         } else {
-            format!(" {}", show(&self.value))
+            format!(" {}", show_short(&self.value))
         };
         let res = match self.status {
             Status::Ok if !self.output.is_null() && self.output != self.value => {
-                format!(" -> {}", show(&self.output))
+                format!(" -> {}", show_short(&self.output))
             }
             Status::Ok => String::new(),
             Status::Fail => " (fail)".into(),
@@ -149,6 +150,19 @@ impl OpSummary {
         } else {
             format!("op #{}, process {}", self.id, self.process)
         }
+    }
+}
+
+/// Elements of an array shown by [`OpSummary::describe`].
+const SHOW_ITEMS: usize = 16;
+
+fn show_short(v: &Value) -> String {
+    match v {
+        Value::Array(a) if a.len() > SHOW_ITEMS => {
+            let items: Vec<String> = a[..SHOW_ITEMS].iter().map(|x| x.to_string()).collect();
+            format!("[{},... ({} elements)]", items.join(","), a.len())
+        }
+        v => show(v),
     }
 }
 

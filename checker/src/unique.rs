@@ -12,6 +12,11 @@
 //! of its own, which may sit between any two chains. The initial value is a chain with a
 //! writer at time 0.
 //!
+//! A `set` is one chain: the distinct sets its reads returned must each hold the one before
+//! (a set only grows); each is a node written by the adds of the elements it is first to
+//! hold (in any order) and read by the reads that returned it, and acknowledged adds no read
+//! saw write a last node.
+//!
 //! A linearization exists iff
 //!
 //! 1. no node has two children (two cas took the same value, two appends extended the same
@@ -30,12 +35,13 @@
 //! completion) that someone observed complete at infinity; unobserved ones are dropped (they
 //! may as well never have happened); failed ones are absent.
 //!
-//! Preconditions, checked per key; when one fails the search decides instead:
-//! every written value differs from every other and from the initial value (`kv`: puts and
-//! appends are non-empty and no one is a prefix of another, so each get's string splits into
-//! pieces in exactly one way), every operation is one the model knows, and no read saw a
-//! value only a failed write wrote. A read of a value nobody wrote, or a get no sequence of
-//! puts and appends can produce, is simply illegal.
+//! Preconditions, checked per key; when one fails the search decides instead: every written
+//! value differs from every other and from the initial value (`kv`: puts and appends are
+//! non-empty and no one is a prefix of another, so each get's string splits into pieces in
+//! exactly one way; `set`: no element is added twice), and every operation is one the model
+//! knows (the search reports the others as bad input). A read of a value nobody wrote, or
+//! only a failed write wrote, or a get no sequence of puts and appends can produce, is simply
+//! illegal.
 //!
 //! A violation is explained from the shortest illegal prefix (by completion, found by
 //! bisection with the same procedure): the operation whose completion makes it illegal, what
@@ -365,6 +371,188 @@ fn split(
     Some((start as u32, (pieces.len() - start) as u32))
 }
 
+/// set: each add is the writer of its element (node = element id); each read's set is a
+/// sorted list of element ids in `pieces` (`from` = its index in `paths`; equal sets share
+/// one).
+fn compile_set<'a>(ops: &[&'a Operation]) -> Result<Compiled<'a>, String> {
+    let mut values = Values::default();
+    values.values.push(Value::Null); // id 0 is no element
+    let mut out = Vec::with_capacity(ops.len());
+    let mut adds: Vec<(u32, u32)> = Vec::new();
+    let mut paths: Vec<(u32, u32)> = Vec::new();
+    let mut pieces: Vec<u32> = Vec::new();
+    let mut sets: HashMap<Vec<u32>, u32> = HashMap::default();
+    for (i, op) in ops.iter().enumerate() {
+        let f = op.f.as_str();
+        if f_is(f, &["add"]) {
+            if op.value.is_null() {
+                return Err("an add of nil".into());
+            }
+            let e = values.id(&op.value);
+            adds.push((e, out.len() as u32));
+            out.push(uop(i, op, Kind::Write, e, NONE));
+        } else if f_is(f, &["read", "r"]) {
+            if op.status != Status::Ok {
+                continue;
+            }
+            let mut es: Vec<u32> = match &op.output {
+                Value::Array(a) => {
+                    if a.iter().any(Value::is_null) {
+                        return Err("a read of a set holding nil".into());
+                    }
+                    a.iter().map(|v| values.id(v)).collect()
+                }
+                Value::Null => Vec::new(),
+                _ => return Err("a set read that is not an array".into()),
+            };
+            es.sort_unstable();
+            es.dedup();
+            let next = paths.len() as u32;
+            let set = match sets.get(&es) {
+                Some(&k) => k,
+                None => {
+                    paths.push((pieces.len() as u32, es.len() as u32));
+                    pieces.extend_from_slice(&es);
+                    sets.insert(es, next);
+                    next
+                }
+            };
+            out.push(uop(i, op, Kind::Read, NONE, set));
+        } else {
+            return Err(format!("operation {:?}", op.f));
+        }
+    }
+    let mut writer = vec![NONE; values.values.len()];
+    for (e, o) in adds {
+        if writer[e as usize] != NONE {
+            return Err("an element added twice".into());
+        }
+        writer[e as usize] = o;
+    }
+    Ok(Compiled {
+        model: ModelKind::Set,
+        ops: out,
+        writer,
+        values: values.values,
+        text: Vec::new(),
+        paths,
+        pieces,
+    })
+}
+
+/// Whether sorted `a` is a subset of sorted `b`.
+fn subset(a: &[u32], b: &[u32]) -> bool {
+    let mut j = 0;
+    for &x in a {
+        while j < b.len() && b[j] < x {
+            j += 1;
+        }
+        if j == b.len() || b[j] != x {
+            return false;
+        }
+        j += 1;
+    }
+    true
+}
+
+/// set: the distinct sets the prefix's reads returned must grow one into the next; each is a
+/// node (the empty one is the initial node), written by the adds of the elements it is the
+/// first to hold and read by the reads that returned it; acknowledged adds nobody saw write
+/// a last node. One chain.
+fn build_set(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
+    let m = c.ops.len();
+    let mut inc = vec![false; m];
+    let mut ret = vec![INF; m];
+    let mut seen = vec![false; c.paths.len()];
+    let mut distinct: Vec<u32> = Vec::new();
+    for (i, o) in c.ops.iter().enumerate() {
+        if o.inv > cut {
+            break;
+        }
+        if o.kind == Kind::Read && o.done <= cut {
+            inc[i] = true;
+            ret[i] = o.done;
+            if !seen[o.from as usize] {
+                seen[o.from as usize] = true;
+                distinct.push(o.from);
+            }
+        }
+    }
+    distinct.sort_unstable_by_key(|&k| (c.paths[k as usize].1, k));
+    // Layer of each distinct set (0: the empty set, the initial node).
+    let mut layer_of_set = vec![NONE; c.paths.len()];
+    let mut layers = 0u32;
+    let mut prev: &[u32] = &[];
+    let mut first_layer = vec![NONE; c.nodes()];
+    for &k in &distinct {
+        let s = c.path(k);
+        if s.is_empty() {
+            layer_of_set[k as usize] = INIT;
+            continue;
+        }
+        if s.len() == prev.len() || !subset(prev, s) {
+            return Err(Stop::Illegal); // two reads saw sets neither of which holds the other
+        }
+        layers += 1;
+        layer_of_set[k as usize] = layers;
+        for &e in s {
+            if first_layer[e as usize] == NONE {
+                first_layer[e as usize] = layers;
+            }
+        }
+        prev = s;
+    }
+    let last = layers + 1;
+    let mut node = vec![NONE; m];
+    let mut unseen_adds = false;
+    for (i, o) in c.ops.iter().enumerate() {
+        match o.kind {
+            Kind::Read => {
+                if inc[i] {
+                    node[i] = layer_of_set[o.from as usize];
+                }
+            }
+            _ => {
+                let l = first_layer[o.node as usize];
+                let done = o.done <= cut;
+                if l != NONE {
+                    if done && o.status == Status::Fail {
+                        return Err(Stop::Illegal); // a read holds an element whose add failed
+                    }
+                    inc[i] = true;
+                    node[i] = l;
+                    if done && o.status == Status::Ok {
+                        ret[i] = o.done;
+                    }
+                } else if o.inv <= cut && done && o.status == Status::Ok {
+                    inc[i] = true;
+                    ret[i] = o.done;
+                    node[i] = last;
+                    unseen_adds = true;
+                }
+            }
+        }
+    }
+    // An element some read holds that nobody added.
+    if prev.iter().any(|&e| c.writer[e as usize] == NONE) {
+        return Err(Stop::Illegal);
+    }
+    let n = last as usize + 1;
+    let mut parent: Vec<u32> = (0..n as u32).map(|k| k.wrapping_sub(1)).collect();
+    parent[0] = NONE;
+    let mut present = vec![true; n];
+    present[last as usize] = unseen_adds;
+    Ok(Prefix {
+        included: inc.iter().filter(|&&x| x).count(),
+        inc,
+        ret,
+        node,
+        parent,
+        present,
+        parent_by: Vec::new(),
+    })
+}
+
 /// Why a prefix could not be decided, or why it is illegal.
 enum Stop {
     /// A precondition fails: the search decides.
@@ -378,6 +566,10 @@ struct Prefix {
     /// completed later, or with an unknown outcome).
     inc: Vec<bool>,
     ret: Vec<u32>,
+    /// Per operation: the node it reads or writes (set: the layer, which depends on the
+    /// prefix).
+    node: Vec<u32>,
+    /// Per node.
     parent: Vec<u32>,
     present: Vec<bool>,
     /// kv: the get whose path set `parent`.
@@ -388,6 +580,9 @@ struct Prefix {
 /// Selects the operations of the prefix that ends with event position `cut` (shifted by
 /// one; `INF` for the whole history) and links the nodes.
 fn build(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
+    if c.model == ModelKind::Set {
+        return build_set(c, cut);
+    }
     let n = c.nodes();
     let m = c.ops.len();
     let mut inc = vec![false; m];
@@ -501,6 +696,7 @@ fn build(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
     Ok(Prefix {
         inc,
         ret,
+        node: c.ops.iter().map(|o| o.node).collect(),
         parent,
         present,
         parent_by,
@@ -523,7 +719,7 @@ struct Layout {
 
 /// Decides a prefix: a layout if it is linearizable.
 fn decide(c: &Compiled, p: &Prefix) -> Result<Layout, Stop> {
-    let n = c.nodes();
+    let n = p.parent.len();
     let mut child = vec![NONE; n];
     for v in 0..n {
         let u = p.parent[v];
@@ -563,13 +759,9 @@ fn decide(c: &Compiled, p: &Prefix) -> Result<Layout, Stop> {
             continue;
         }
         let reader = o.kind == Kind::Read;
-        let pos = 2 * depth[o.node as usize] as u64 + reader as u64;
-        entries.push((
-            (chain[o.node as usize] as u64) << 32 | pos,
-            o.inv,
-            p.ret[i],
-            i as u32,
-        ));
+        let v = p.node[i] as usize;
+        let pos = 2 * depth[v] as u64 + reader as u64;
+        entries.push(((chain[v] as u64) << 32 | pos, o.inv, p.ret[i], i as u32));
     }
     entries.sort_unstable();
     let chains = root.len();
@@ -661,6 +853,7 @@ pub(crate) fn check(
         ModelKind::Register => compile_register(ops, false)?,
         ModelKind::CasRegister => compile_register(ops, true)?,
         ModelKind::Kv => compile_kv(ops)?,
+        ModelKind::Set => compile_set(ops)?,
         _ => return Err(format!("model {model} has no reads-from procedure")),
     };
     let full = build(&c, INF).and_then(|p| decide(&c, &p).map(|l| (p, l)));
@@ -762,6 +955,9 @@ fn explain(
         Err(Stop::Unsupported(why)) => return Err(why),
         Err(Stop::Illegal) => return Err(internal()),
     };
+    if c.model == ModelKind::Set {
+        return Ok(Some(explain_set(key, ops, c, &t, &lay, z as u32, end)));
+    }
     let zo = c.ops[z];
     let (zi, zr) = (zo.inv, end);
     let n = c.nodes();
@@ -1109,6 +1305,270 @@ fn failed_write(
     })
 }
 
+/// Elements shown of a set, at most.
+const SHOW_ELEMENTS: usize = 16;
+
+/// `#{1 2 3}`, or `#{1 2 ... (40 elements)}` for a big set.
+fn show_set(c: &Compiled, es: &[u32]) -> String {
+    let mut out: Vec<String> = es
+        .iter()
+        .take(SHOW_ELEMENTS)
+        .map(|&e| show(&c.values[e as usize]))
+        .collect();
+    if es.len() > SHOW_ELEMENTS {
+        out.push(format!("... ({} elements)", es.len()));
+    }
+    format!("#{{{}}}", out.join(" "))
+}
+
+/// A big set shown beside the set a read needed: `#{1 2 ... (40 elements)}` then what it has
+/// that the read lacks, and the reverse.
+fn show_set_vs(c: &Compiled, es: &[u32], needed: &[u32]) -> String {
+    let shown = show_set(c, es);
+    if es.len() <= SHOW_ELEMENTS {
+        return shown;
+    }
+    let list = |a: &[u32], b: &[u32]| -> Vec<String> {
+        a.iter()
+            .filter(|e| b.binary_search(e).is_err())
+            .take(4)
+            .map(|&e| show(&c.values[e as usize]))
+            .collect()
+    };
+    let (with, without) = (list(es, needed), list(needed, es));
+    let mut parts = Vec::new();
+    if !with.is_empty() {
+        parts.push(format!("with {}", with.join(" ")));
+    }
+    if !without.is_empty() {
+        parts.push(format!("without {}", without.join(" ")));
+    }
+    if parts.is_empty() {
+        shown
+    } else {
+        format!("{shown} ({})", parts.join(", "))
+    }
+}
+
+/// set: explains why read `z` (or the read that saw the element of add `z`, when `z` is an
+/// add that failed) cannot take its place among the layers of the legal prefix `t`.
+fn explain_set(
+    key: &Option<String>,
+    ops: &[&Operation],
+    c: &Compiled,
+    t: &Prefix,
+    lay: &Layout,
+    z: u32,
+    end: u32,
+) -> Explanation {
+    let summary = |o: u32| OpSummary::of(ops[c.ops[o as usize].src as usize]);
+    let (steps, linearized) = linearization(ops, c, lay);
+    let end_event = (end - 1) as usize;
+    let zo = c.ops[z as usize];
+    // The read that cannot be placed, and the set it needs.
+    let (victim, failed) = if zo.kind == Kind::Read {
+        (z, None)
+    } else {
+        let e = zo.node;
+        let r = (0..c.ops.len())
+            .find(|&i| {
+                t.inc[i]
+                    && c.ops[i].kind == Kind::Read
+                    && c.path(c.ops[i].from).binary_search(&e).is_ok()
+            })
+            .unwrap_or(z as usize) as u32;
+        (r, Some(e))
+    };
+    let vo = c.ops[victim as usize];
+    let sz: &[u32] = if vo.kind == Kind::Read {
+        c.path(vo.from)
+    } else {
+        &[]
+    };
+    let (zi, zr) = (vo.inv, vo.done.min(end));
+    let needs = format!("set {}", show_set(c, sz));
+    let holds = |set: &[u32], e: u32| set.binary_search(&e).is_ok();
+    // The layers of the legal prefix: each one's set (the initial node holds nothing; the
+    // last node, of adds nobody saw, holds everything).
+    let n = t.parent.len();
+    let mut layer_set: Vec<Option<u32>> = vec![None; n];
+    let mut layer_reader: Vec<u32> = vec![NONE; n];
+    let (mut rd, mut wr, mut st) = (vec![INF; n], vec![INF; n], vec![0u32; n]);
+    for (i, o) in c.ops.iter().enumerate() {
+        if !t.inc[i] {
+            continue;
+        }
+        let k = t.node[i] as usize;
+        if o.kind == Kind::Read {
+            layer_set[k] = Some(o.from);
+            layer_reader[k] = i as u32;
+            rd[k] = rd[k].min(t.ret[i]);
+        } else {
+            wr[k] = wr[k].min(t.ret[i]);
+            st[k] = st[k].max(o.inv);
+        }
+    }
+    for k in 1..n {
+        st[k] = st[k].max(st[k - 1]);
+    }
+    // Earliest completion at layers after k.
+    let mut later = vec![INF; n + 1];
+    for k in (0..n).rev() {
+        later[k] = later[k + 1].min(rd[k]).min(wr[k]);
+    }
+    let mut unseen: Vec<u32> = Vec::new();
+    for (i, o) in c.ops.iter().enumerate() {
+        if t.inc[i] && o.kind != Kind::Read && t.node[i] as usize == n - 1 && t.present[n - 1] {
+            unseen.push(o.node);
+        }
+    }
+    let set_of = |k: usize| -> Vec<u32> {
+        let mut es: Vec<u32> = match layer_set[k] {
+            Some(p) => c.path(p).to_vec(),
+            None if k == n - 1 && k > 0 => {
+                let mut v = layer_set[k - 1]
+                    .map(|p| c.path(p).to_vec())
+                    .unwrap_or_default();
+                v.extend_from_slice(&unseen);
+                v.sort_unstable();
+                v
+            }
+            None => Vec::new(),
+        };
+        es.dedup();
+        es
+    };
+    let possible: Vec<usize> = (0..n)
+        .filter(|&k| t.present[k] && st[k] < zr && later[k + 1] >= zi)
+        .collect();
+    let states: Vec<String> = possible
+        .iter()
+        .take(MAX_STATES)
+        .map(|&k| show_set_vs(c, &set_of(k), sz))
+        .collect();
+    let by_then = if states.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; by then the state could only be {}",
+            one_of(&states, possible.len())
+        )
+    };
+    let mut after = None;
+    let could = if let Some(e) = failed {
+        let a = summary(z);
+        let s = format!(
+            ", which holds {}, but only {} ({}) adds it, and that failed",
+            show(&c.values[e as usize]),
+            a.describe(),
+            a.locate()
+        );
+        s
+    } else if let Some(&f) = sz.iter().find(|&&f| c.writer[f as usize] == NONE) {
+        format!(
+            ", but nothing adds {}{by_then}",
+            show(&c.values[f as usize])
+        )
+    } else if let Some(k) = (1..n).find(|&k| {
+        layer_set[k].is_some_and(|p| {
+            let l = c.path(p);
+            !subset(l, sz) && !subset(sz, l)
+        })
+    }) {
+        let l = c.path(layer_set[k].unwrap_or(0));
+        let e = l.iter().copied().find(|&e| !holds(sz, e)).unwrap_or(0);
+        let f = sz.iter().copied().find(|&f| !holds(l, f)).unwrap_or(0);
+        let r = summary(layer_reader[k]);
+        after = (c.writer[e as usize] != NONE).then(|| summary(c.writer[e as usize]));
+        format!(
+            ", but {} ({}) saw {}, which it lacks, and lacked {}, which it holds: a set only grows",
+            r.describe(),
+            r.locate(),
+            show(&c.values[e as usize]),
+            show(&c.values[f as usize])
+        )
+    } else {
+        // An element it lacks that was certainly added before it began.
+        let missing = c
+            .ops
+            .iter()
+            .enumerate()
+            .filter(|&(i, o)| t.inc[i] && o.kind != Kind::Read && !holds(sz, o.node))
+            .map(|(i, _)| {
+                let k = t.node[i] as usize;
+                let proof = t.ret[i].min(rd[k]).min(later[k + 1]);
+                (proof, i as u32)
+            })
+            .filter(|&(proof, _)| proof < zi)
+            .min();
+        // Something that must precede it, begun only after it returned.
+        let early = c
+            .ops
+            .iter()
+            .enumerate()
+            .filter(|&(i, o)| {
+                t.inc[i]
+                    && o.inv >= zr
+                    && match o.kind {
+                        Kind::Read => {
+                            let l = c.path(o.from);
+                            l.len() < sz.len() && subset(l, sz)
+                        }
+                        _ => holds(sz, o.node),
+                    }
+            })
+            .map(|(i, o)| (o.inv, i as u32))
+            .min();
+        if let Some((_, w)) = missing {
+            let a = summary(w);
+            let s = format!(
+                ", but once {} ({}) had taken effect the state could only be {}",
+                a.describe(),
+                a.locate(),
+                one_of(&states, possible.len())
+            );
+            after = Some(a);
+            s
+        } else if let Some((_, w)) = early {
+            let a = summary(w);
+            let what = if c.ops[w as usize].kind == Kind::Read {
+                "which saw less, so came before it,"
+            } else {
+                "whose element it holds,"
+            };
+            format!(
+                ", but {} ({}), {what} began only after it returned{by_then}",
+                a.describe(),
+                a.locate()
+            )
+        } else {
+            by_then
+        }
+    };
+    let op = summary(victim);
+    let message = format!(
+        "{}{} ({}) cannot be linearized: it needs {}{}",
+        crate::linearizable::key_prefix(key),
+        op.describe(),
+        op.locate(),
+        needs,
+        could
+    );
+    Explanation {
+        key: key.clone(),
+        message,
+        op,
+        needs,
+        states,
+        after,
+        prefix_end_event: end_event,
+        prefix_ops: ops.iter().filter(|o| o.invoke <= end_event).count(),
+        prefix_confirmed: true,
+        longest_linearization: steps,
+        linearized,
+    }
+}
+
 /// A legal prefix's linearization (its last `MAX_STEPS` steps, with the state after each)
 /// and its length.
 fn linearization(ops: &[&Operation], c: &Compiled, lay: &Layout) -> (Vec<LinearizedStep>, usize) {
@@ -1117,11 +1577,14 @@ fn linearization(ops: &[&Operation], c: &Compiled, lay: &Layout) -> (Vec<Lineari
     let skip = order.len().saturating_sub(MAX_STEPS);
     let mut steps = Vec::with_capacity(order.len() - skip);
     let mut cur: Vec<u32> = Vec::new();
+    let mut elements: Vec<u32> = Vec::new();
     let mut reg = INIT;
     for (k, &o) in order.iter().enumerate() {
         let u = &c.ops[o as usize];
         if u.kind != Kind::Read {
-            if c.model == ModelKind::Kv {
+            if c.model == ModelKind::Set {
+                elements.push(u.node);
+            } else if c.model == ModelKind::Kv {
                 if c.is_put(u.node) {
                     cur.clear();
                 }
@@ -1133,7 +1596,9 @@ fn linearization(ops: &[&Operation], c: &Compiled, lay: &Layout) -> (Vec<Lineari
         if k < skip {
             continue;
         }
-        let state = if c.model == ModelKind::Kv {
+        let state = if c.model == ModelKind::Set {
+            show_set(c, &elements)
+        } else if c.model == ModelKind::Kv {
             let mut s = String::new();
             for &p in &cur {
                 s.push_str(&c.text[p as usize]);

@@ -3,7 +3,8 @@
 //!
 //! * random histories with unique written values and arbitrary real-time intervals, where
 //!   reads return any written value (or one nobody wrote), so most are illegal in some
-//!   tangled way;
+//!   tangled way; sets whose reads return the adds begun before some point of their
+//!   interval, now and then with one missing or one nobody added;
 //! * histories from `checker::generate`: a linearizable store with many processes and info
 //!   operations, with and without a stale read or a lost write at a known point.
 //!
@@ -233,6 +234,86 @@ fn random_history(model: ModelKind, acts: &[Act]) -> History {
     History::from_events(events).expect("well formed")
 }
 
+/// Sets: adds of unique elements; a read returns the adds that began before a random point
+/// of its interval (a legal answer, were the adds instantaneous), now and then with one
+/// element dropped, or one nobody added.
+fn random_set_history(acts: &[Act]) -> History {
+    let time = |i: usize, start: u8, len: u8| {
+        let t0 = start as u32 * 64 + i as u32;
+        (
+            t0,
+            (start as u32 + 1 + len as u32 % 64) * 64 + i as u32 + 32,
+        )
+    };
+    let adds: Vec<(u32, u64)> = acts
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.0 % 3 != 0)
+        .map(|(i, a)| (time(i, a.2, a.3).0, i as u64 + 1))
+        .collect();
+    let mut timed: Vec<(u32, Event)> = Vec::new();
+    for (i, &(k, v, start, len, outcome)) in acts.iter().enumerate() {
+        let (t0, t1) = time(i, start, len);
+        let p = i as u64;
+        if k % 3 != 0 {
+            let e = json!(i as u64 + 1);
+            timed.push((
+                t0,
+                Event::new(p, EventType::Invoke, "add", Some("s"), e.clone()),
+            ));
+            let end = match outcome % 10 {
+                0..=6 => Some((EventType::Ok, e)),
+                7 => Some((EventType::Fail, Value::Null)),
+                8 => Some((EventType::Info, Value::Null)),
+                _ => None,
+            };
+            if let Some((kind, out)) = end {
+                timed.push((t1, Event::new(p, kind, "add", Some("s"), out)));
+            }
+        } else {
+            let point = t0 + (t1 - t0) * (v as u32 % 16) / 16;
+            let mut set: Vec<u64> = adds
+                .iter()
+                .filter(|(t, _)| *t < point)
+                .map(|(_, e)| *e)
+                .collect();
+            if v > 230 && !set.is_empty() {
+                set.remove(v as usize % set.len());
+            }
+            if v < 8 {
+                set.push(999);
+            }
+            set.reverse();
+            timed.push((
+                t0,
+                Event::new(p, EventType::Invoke, "read", Some("s"), Value::Null),
+            ));
+            let kind = if outcome % 10 == 9 {
+                EventType::Info
+            } else {
+                EventType::Ok
+            };
+            let out = if kind == EventType::Ok {
+                json!(set)
+            } else {
+                Value::Null
+            };
+            timed.push((t1, Event::new(p, kind, "read", Some("s"), out)));
+        }
+    }
+    timed.sort_by_key(|(t, _)| *t);
+    let events: Vec<Event> = timed
+        .into_iter()
+        .enumerate()
+        .map(|(i, (t, mut e))| {
+            e.index = i as u64;
+            e.time = t as u64;
+            e
+        })
+        .collect();
+    History::from_events(events).expect("well formed")
+}
+
 fn acts(max: usize) -> impl Strategy<Value = Vec<Act>> {
     prop::collection::vec(any::<Act>(), 1..max)
 }
@@ -271,8 +352,18 @@ proptest! {
     }
 
     #[test]
+    fn set_random(a in acts(9)) {
+        agree(&random_set_history(&a), ModelKind::Set, None)?;
+    }
+
+    #[test]
+    fn set_random_longer(a in acts(40)) {
+        agree(&random_set_history(&a), ModelKind::Set, None)?;
+    }
+
+    #[test]
     fn generated(
-        model in prop::sample::select(vec![ModelKind::Register, ModelKind::CasRegister, ModelKind::Kv]),
+        model in prop::sample::select(vec![ModelKind::Register, ModelKind::CasRegister, ModelKind::Kv, ModelKind::Set]),
         ops in 4usize..80,
         processes in 2usize..8,
         keys in 1usize..3,
