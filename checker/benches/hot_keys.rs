@@ -1,6 +1,7 @@
 //! `cargo bench -p checker --bench hot_keys`: hot-key histories from `checker::generate`
 //! (register, cas-register, kv; 20 to 64 processes; 10 to 30% info operations; 40,000 to
-//! 1,000,000 operations; linearizable, with a stale read, with a lost write), then the shared
+//! 1,000,000 operations; linearizable, with a stale read, with a lost write; and 40,000-operation
+//! set histories on 16 keys, whose reads return whole sets), then the shared
 //! kv histories beside Porcupine's reference time, then a 1,000,000-operation history read
 //! from a file and checked, with the peak memory of both together.
 //!
@@ -126,7 +127,12 @@ fn main() {
         (100_000, 64, 0.30, 1),
         (1_000_000, 64, 0.20, 4),
     ];
-    let models = [ModelKind::Register, ModelKind::CasRegister, ModelKind::Kv];
+    let models = [
+        ModelKind::Register,
+        ModelKind::CasRegister,
+        ModelKind::Kv,
+        ModelKind::Set,
+    ];
     let faults = [
         (Fault::None, "ok"),
         (Fault::StaleRead, "stale"),
@@ -137,12 +143,18 @@ fn main() {
             continue;
         }
         for model in models {
+            // A set read returns the whole set, so a set history grows with the square of its
+            // length: only the smaller sizes.
+            if model == ModelKind::Set && ops > 40_000 {
+                continue;
+            }
             for (fault, name) in faults {
                 let label = format!(
                     "{}-{}k-p{}-{}",
                     match model {
                         ModelKind::CasRegister => "cas",
                         ModelKind::Kv => "kv",
+                        ModelKind::Set => "set",
                         _ => "reg",
                     },
                     ops / 1000,
@@ -152,6 +164,7 @@ fn main() {
                 if only.as_deref().is_some_and(|o| !label.contains(o)) {
                     continue;
                 }
+                let keys = if model == ModelKind::Set { 16 } else { keys };
                 let spec = Spec::new(model, ops, processes, keys, info)
                     .fault(fault)
                     .seed(ops as u64 ^ (processes as u64 * 7919));
