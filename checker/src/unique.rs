@@ -588,6 +588,7 @@ fn build(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
     let mut inc = vec![false; m];
     let mut ret = vec![INF; m];
     let mut observed = vec![false; n];
+    let mut path_seen = vec![false; c.paths.len()];
     let mut work: Vec<u32> = Vec::new();
     let observe = |observed: &mut Vec<bool>, work: &mut Vec<u32>, v: u32| {
         if !observed[v as usize] {
@@ -612,8 +613,12 @@ fn build(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
                 inc[i] = true;
                 ret[i] = o.done;
                 if c.model == ModelKind::Kv {
-                    for &p in c.path(o.from) {
-                        observe(&mut observed, &mut work, p);
+                    // Gets that returned the same string say the same: look at it once.
+                    if !path_seen[o.from as usize] {
+                        path_seen[o.from as usize] = true;
+                        for &p in c.path(o.from) {
+                            observe(&mut observed, &mut work, p);
+                        }
                     }
                 } else {
                     observe(&mut observed, &mut work, o.node);
@@ -671,10 +676,12 @@ fn build(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
     if c.model == ModelKind::Kv {
         // Each get's path says what came right before each append it saw.
         parent_by = vec![NONE; n];
+        path_seen.fill(false);
         for (i, o) in c.ops.iter().enumerate() {
-            if !inc[i] || o.kind != Kind::Read {
+            if !inc[i] || o.kind != Kind::Read || path_seen[o.from as usize] {
                 continue;
             }
+            path_seen[o.from as usize] = true;
             let path = c.path(o.from);
             let (mut prev, rest) = match path.first() {
                 Some(&p) if c.is_put(p) => (p, &path[1..]),

@@ -389,3 +389,144 @@ proptest! {
         }
     }
 }
+
+fn history(lines: &[(u64, EventType, &str, Value)]) -> History {
+    let events = lines
+        .iter()
+        .enumerate()
+        .map(|(i, (p, t, f, v))| {
+            let mut e = Event::new(*p, *t, f, Some("k"), v.clone());
+            e.index = i as u64;
+            e.time = i as u64;
+            e
+        })
+        .collect();
+    History::from_events(events).unwrap()
+}
+
+/// A history that breaks a precondition goes to the search; a read nothing could produce is
+/// illegal without it.
+#[test]
+fn preconditions_route_and_impossible_reads() {
+    use EventType::*;
+    let decided = |h: &History, model: ModelKind| {
+        let r = run(h, model, Route::Auto);
+        (r.verdict, r.partitions[0].procedure, r)
+    };
+    // A value written twice: the search (and it is linearizable).
+    let h = history(&[
+        (0, Invoke, "write", json!(1)),
+        (0, Ok, "write", json!(1)),
+        (1, Invoke, "write", json!(1)),
+        (1, Ok, "write", json!(1)),
+        (2, Invoke, "read", Value::Null),
+        (2, Ok, "read", json!(1)),
+    ]);
+    let (v, p, _) = decided(&h, ModelKind::Register);
+    assert_eq!((v, p), (Verdict::Ok, Procedure::Search));
+    let r = run(&h, ModelKind::Register, Route::ReadsFrom);
+    let why = r.partitions[0].unknown.as_ref().unwrap();
+    assert!(
+        why.reason.contains("a value written twice"),
+        "{}",
+        why.reason
+    );
+    // A write of nil, the initial value: the search.
+    let h = history(&[
+        (0, Invoke, "write", Value::Null),
+        (0, Ok, "write", Value::Null),
+    ]);
+    assert_eq!(decided(&h, ModelKind::Register).1, Procedure::Search);
+    // A read of a value nobody wrote: illegal, by reads-from, named.
+    let h = history(&[
+        (0, Invoke, "write", json!(1)),
+        (0, Ok, "write", json!(1)),
+        (1, Invoke, "read", Value::Null),
+        (1, Ok, "read", json!(7)),
+    ]);
+    let (v, p, r) = decided(&h, ModelKind::Register);
+    assert_eq!((v, p), (Verdict::Illegal, Procedure::ReadsFrom));
+    let e = r.explanation().unwrap();
+    assert!(
+        e.message.contains("which no operation writes"),
+        "{}",
+        e.message
+    );
+    assert_eq!(e.op.output, json!(7));
+    // A read of a value only a failed write wrote: illegal.
+    let h = history(&[
+        (0, Invoke, "write", json!(1)),
+        (1, Invoke, "read", Value::Null),
+        (1, Ok, "read", json!(1)),
+        (0, Fail, "write", json!(1)),
+    ]);
+    let (v, p, r) = decided(&h, ModelKind::Register);
+    assert_eq!((v, p), (Verdict::Illegal, Procedure::ReadsFrom));
+    assert!(r.explanation().unwrap().message.contains("failed"));
+    // kv: a piece that is a prefix of another: the search.
+    let h = history(&[
+        (0, Invoke, "append", json!("a")),
+        (0, Ok, "append", json!("a")),
+        (1, Invoke, "append", json!("ab")),
+        (1, Ok, "append", json!("ab")),
+        (2, Invoke, "get", Value::Null),
+        (2, Ok, "get", json!("aab")),
+    ]);
+    assert_eq!(decided(&h, ModelKind::Kv).1, Procedure::Search);
+    // kv: a get no puts and appends produce: illegal.
+    let h = history(&[
+        (0, Invoke, "append", json!("a;")),
+        (0, Ok, "append", json!("a;")),
+        (1, Invoke, "get", Value::Null),
+        (1, Ok, "get", json!("a;z")),
+    ]);
+    let (v, p, r) = decided(&h, ModelKind::Kv);
+    assert_eq!((v, p), (Verdict::Illegal, Procedure::ReadsFrom));
+    assert!(r
+        .explanation()
+        .unwrap()
+        .message
+        .contains("no sequence of puts"));
+    // set: an element added twice: the search.
+    let h = history(&[
+        (0, Invoke, "add", json!(1)),
+        (0, Ok, "add", json!(1)),
+        (1, Invoke, "add", json!(1)),
+        (1, Ok, "add", json!(1)),
+    ]);
+    assert_eq!(decided(&h, ModelKind::Set).1, Procedure::Search);
+    // Bad input is still an error, whichever procedure would have run.
+    let h = history(&[(0, Invoke, "frob", json!(1)), (0, Ok, "frob", json!(1))]);
+    assert!(check(&h, ModelKind::Register, &Budget::default()).is_err());
+}
+
+/// The stale read of the issue: the read, the write that overwrote its value, the state.
+#[test]
+fn a_stale_read_is_explained() {
+    use EventType::*;
+    let h = history(&[
+        (0, Invoke, "write", json!(1)),
+        (0, Ok, "write", json!(1)),
+        (1, Invoke, "write", json!(2)),
+        (1, Ok, "write", json!(2)),
+        (2, Invoke, "read", Value::Null),
+        (2, Ok, "read", json!(1)),
+    ]);
+    let r = run(&h, ModelKind::CasRegister, Route::Auto);
+    assert_eq!(r.verdict, Verdict::Illegal);
+    assert_eq!(r.partitions[0].procedure, Procedure::ReadsFrom);
+    let e = r.explanation().unwrap();
+    assert_eq!(e.op.f, "read");
+    assert_eq!(e.needs, "value 1");
+    assert_eq!(e.after.as_ref().map(|a| a.value.clone()), Some(json!(2)));
+    assert_eq!(e.states, vec!["2".to_string()]);
+    assert_eq!(
+        e.message,
+        "key k: read -> 1 (op #2, process 2) cannot be linearized: it needs value 1, \
+         but once write 2 (op #1, process 1) had taken effect the state could only be 2"
+    );
+    assert!(e.prefix_confirmed);
+    assert_eq!(e.prefix_end_event, 5);
+    assert_eq!(e.linearized, 2);
+    assert_eq!(e.longest_linearization[1].state, "2");
+}
