@@ -727,14 +727,26 @@ pub fn render(r: &LinearizabilityResult) -> String {
     let keys = r.partitions.len();
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     match r.verdict {
-        Verdict::Ok => format!(
-            "linearizable ({}): {}, {}, {} states explored in {:.1} ms",
-            r.model,
-            plural(r.operations, "operation"),
-            plural(keys, "key"),
-            r.states_explored,
-            r.elapsed_ms
-        ),
+        Verdict::Ok => {
+            let fast = r
+                .partitions
+                .iter()
+                .filter(|p| p.procedure == Procedure::ReadsFrom)
+                .count();
+            format!(
+                "linearizable ({}): {}, {}{}, {} states explored in {:.1} ms",
+                r.model,
+                plural(r.operations, "operation"),
+                plural(keys, "key"),
+                if fast > 0 {
+                    format!(" ({fast} decided from the reads-from relation)")
+                } else {
+                    String::new()
+                },
+                r.states_explored,
+                r.elapsed_ms
+            )
+        }
         Verdict::Illegal => {
             let bad: Vec<&PartitionResult> = r
                 .partitions
