@@ -1,6 +1,7 @@
-//! Histories and checkers for chaos: a linearizability checker (Wing & Gong /
-//! Lowe search with a visited cache, split by key), durability and retry
-//! checks, and per-kind counts. A plain library: no Docker, no async.
+//! Histories and checkers for chaos: a linearizability checker (split by key; each key
+//! decided from the reads-from relation when written values are unique, else by Wing & Gong /
+//! Lowe search with a visited cache), durability and retry checks, per-kind counts, and a
+//! generator of hot-key histories. A plain library: no Docker, no async.
 
 pub mod cli;
 pub mod counts;

@@ -1,5 +1,6 @@
-//! The linearizability checker: split by key (P-compositionality), search each
-//! partition (in parallel), and explain each violation.
+//! The linearizability checker: split by key (P-compositionality), decide each partition
+//! (in parallel) from the reads-from relation when written values are unique (`unique.rs`),
+//! by search otherwise (`search.rs`), and explain each violation.
 
 use crate::history::{show, History, Operation, Status};
 use crate::model::{Built, CheckError, Kv, ModelKind, Register, S3Object, SeqModel, SetModel};

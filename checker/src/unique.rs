@@ -85,24 +85,28 @@ struct UOp {
     inv: u32,
     done: u32,
     status: Status,
-    /// The node a read returned (`NONE`: a value nothing can produce) or a write writes.
+    /// The node a read returned (`NONE`: a value nothing can produce) or a write writes (set:
+    /// the element an add adds).
     node: u32,
-    /// A cas's expected value; a kv get's path (index into `Compiled::paths`).
+    /// A cas's expected value; a kv get's path or a set read's set (index into
+    /// `Compiled::paths`).
     from: u32,
 }
 
-/// A partition compiled once: operations, nodes and (for kv) the path of every get.
+/// A partition compiled once: operations, nodes, and the path of every kv get or the set of
+/// every set read.
 struct Compiled<'a> {
     model: ModelKind,
     ops: Vec<UOp>,
     /// Per node, the operation (index into `ops`) that writes it; `NONE` for the initial
     /// value and for values nobody wrote.
     writer: Vec<u32>,
-    /// register and cas-register: each node's value.
+    /// register and cas-register: each node's value; set: each element.
     values: Vec<Value>,
     /// kv: each node's piece (the put's or append's string).
     text: Vec<Cow<'a, str>>,
-    /// kv: the pieces of each distinct get result, as `(start, len)` into `pieces`.
+    /// kv: the pieces of each distinct get result; set: the elements of each distinct read
+    /// result (sorted); as `(start, len)` into `pieces`.
     paths: Vec<(u32, u32)>,
     pieces: Vec<u32>,
 }
