@@ -495,7 +495,7 @@ fn build_set(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
             continue;
         }
         if s.len() == prev.len() || !subset(prev, s) {
-            return Err(Stop::Illegal); // two reads saw sets neither of which holds the other
+            return Err(Stop::Illegal(Witness::Other)); // two reads saw sets neither of which holds the other
         }
         layers += 1;
         layer_of_set[k as usize] = layers;
@@ -521,7 +521,7 @@ fn build_set(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
                 let done = o.done <= cut;
                 if l != NONE {
                     if done && o.status == Status::Fail {
-                        return Err(Stop::Illegal); // a read holds an element whose add failed
+                        return Err(Stop::Illegal(Witness::Other)); // a read holds an element whose add failed
                     }
                     inc[i] = true;
                     node[i] = l;
@@ -539,7 +539,7 @@ fn build_set(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
     }
     // An element some read holds that nobody added.
     if prev.iter().any(|&e| c.writer[e as usize] == NONE) {
-        return Err(Stop::Illegal);
+        return Err(Stop::Illegal(Witness::Other));
     }
     let n = last as usize + 1;
     let mut parent: Vec<u32> = (0..n as u32).map(|k| k.wrapping_sub(1)).collect();
@@ -561,7 +561,28 @@ fn build_set(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
 enum Stop {
     /// A precondition fails: the search decides.
     Unsupported(String),
-    Illegal,
+    Illegal(Witness),
+}
+
+/// What makes a prefix illegal, when it is about real time (operation indices; `NONE` for
+/// the initial value's writer).
+enum Witness {
+    /// In one chain, `early` sits before `late` but began after `late` completed.
+    Order {
+        early: u32,
+        late: u32,
+    },
+    /// Two chains that must each precede the other: `x` completed before `y` began, `u`
+    /// completed before `v` began, with `x` and `v` in one chain and `y` and `u` in the other;
+    /// `chain` holds each node's chain.
+    Cycle {
+        x: u32,
+        y: u32,
+        u: u32,
+        v: u32,
+        chain: Vec<u32>,
+    },
+    Other,
 }
 
 /// The operations of a prefix (events up to `cut`, inclusive) and the nodes they form.
@@ -612,7 +633,7 @@ fn build(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
                     continue;
                 }
                 if o.node == NONE {
-                    return Err(Stop::Illegal); // nothing produces it
+                    return Err(Stop::Illegal(Witness::Other)); // nothing produces it
                 }
                 inc[i] = true;
                 ret[i] = o.done;
@@ -647,11 +668,11 @@ fn build(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
         }
         let w = c.writer[v as usize];
         if w == NONE {
-            return Err(Stop::Illegal); // a value nobody wrote
+            return Err(Stop::Illegal(Witness::Other)); // a value nobody wrote
         }
         let o = &c.ops[w as usize];
         if o.done <= cut && o.status == Status::Fail {
-            return Err(Stop::Illegal); // its only write failed
+            return Err(Stop::Illegal(Witness::Other)); // its only write failed
         }
         if !inc[w as usize] {
             inc[w as usize] = true;
@@ -698,7 +719,7 @@ fn build(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
                         parent_by[p as usize] = i as u32;
                     }
                     q if q == prev => {}
-                    _ => return Err(Stop::Illegal), // two gets disagree
+                    _ => return Err(Stop::Illegal(Witness::Other)), // two gets disagree
                 }
                 prev = p;
             }
@@ -736,7 +757,7 @@ fn decide(c: &Compiled, p: &Prefix) -> Result<Layout, Stop> {
         let u = p.parent[v];
         if p.present[v] && u != NONE {
             if child[u as usize] != NONE {
-                return Err(Stop::Illegal); // two values follow one
+                return Err(Stop::Illegal(Witness::Other)); // two values follow one
             }
             child[u as usize] = v as u32;
         }
@@ -778,38 +799,65 @@ fn decide(c: &Compiled, p: &Prefix) -> Result<Layout, Stop> {
     let chains = root.len();
     let mut a = vec![INF; chains];
     let mut b = vec![0u32; chains];
+    // The operations that set them.
+    let mut a_op = vec![NONE; chains];
+    let mut b_op = vec![NONE; chains];
     let mut range = vec![(0usize, 0usize); chains];
     let mut i = 0;
     while i < entries.len() {
         let ch = (entries[i].0 >> 32) as usize;
         let start = i;
         // Latest invocation at earlier positions of this chain.
-        let mut before = 0u32;
+        let (mut before, mut before_op) = (0u32, NONE);
         while i < entries.len() && (entries[i].0 >> 32) as usize == ch {
             let pos = entries[i].0;
-            let (mut lo, mut hi) = (INF, 0u32);
+            let (mut lo, mut lo_op, mut hi, mut hi_op) = (INF, NONE, 0u32, NONE);
             while i < entries.len() && entries[i].0 == pos {
-                lo = lo.min(entries[i].2);
-                hi = hi.max(entries[i].1);
+                let (_, inv, ret, op) = entries[i];
+                if ret < lo || lo_op == NONE && ret == lo {
+                    (lo, lo_op) = (ret, op);
+                }
+                if inv >= hi {
+                    (hi, hi_op) = (inv, op);
+                }
                 i += 1;
             }
             if lo < before {
-                return Err(Stop::Illegal); // returned before an earlier one began
+                // Returned before an earlier one began.
+                return Err(Stop::Illegal(Witness::Order {
+                    early: before_op,
+                    late: lo_op,
+                }));
             }
-            before = before.max(hi);
-            a[ch] = a[ch].min(lo);
+            if hi >= before {
+                (before, before_op) = (hi, hi_op);
+            }
+            if lo < a[ch] {
+                (a[ch], a_op[ch]) = (lo, lo_op);
+            }
         }
-        b[ch] = before;
+        (b[ch], b_op[ch]) = (before, before_op);
         range[ch] = (start, i);
     }
     let mut by_key: Vec<u32> = (0..chains as u32).collect();
     by_key.sort_unstable_by_key(|&x| a[x as usize].min(b[x as usize]));
-    let mut latest = 0u32;
-    for &x in &by_key {
-        if a[x as usize] < latest {
-            return Err(Stop::Illegal); // two chains must each precede the other
+    let (mut latest, mut latest_chain) = (0u32, NONE);
+    for &j in &by_key {
+        let j = j as usize;
+        if a[j] < latest {
+            // Two chains must each precede the other.
+            let i = latest_chain as usize;
+            return Err(Stop::Illegal(Witness::Cycle {
+                x: a_op[i],
+                y: b_op[j],
+                u: a_op[j],
+                v: b_op[i],
+                chain,
+            }));
         }
-        latest = latest.max(b[x as usize]);
+        if b[j] >= latest {
+            (latest, latest_chain) = (b[j], j as u32);
+        }
     }
     let mut order = Vec::with_capacity(p.included);
     for &x in &by_key {
@@ -882,7 +930,7 @@ pub(crate) fn check(
     match full {
         Ok((p, _)) => result.operations = p.included,
         Err(Stop::Unsupported(why)) => return Err(why),
-        Err(Stop::Illegal) => {
+        Err(Stop::Illegal(_)) => {
             result.verdict = Verdict::Illegal;
             result.operations = build(&c, INF).map(|p| p.included).unwrap_or(c.ops.len());
             match explain(key, ops, &c, &out_of_time)? {
@@ -903,8 +951,102 @@ pub(crate) fn check(
 fn illegal(c: &Compiled, cut: u32) -> Result<bool, String> {
     match build(c, cut).and_then(|p| decide(c, &p)) {
         Ok(_) => Ok(false),
-        Err(Stop::Illegal) => Ok(true),
+        Err(Stop::Illegal(_)) => Ok(true),
         Err(Stop::Unsupported(why)) => Err(why),
+    }
+}
+
+/// What real-time order the shortest illegal prefix (ending with event `end`, completed by
+/// `z`) breaks, for when the operation's own value says nothing simpler: the two operations
+/// that cannot be ordered, and the operation (if any) that certainly took effect too early.
+fn real_time_story(
+    c: &Compiled,
+    ops: &[&Operation],
+    end: u32,
+    z: u32,
+) -> (String, Option<OpSummary>) {
+    let summary = |o: u32| OpSummary::of(ops[c.ops[o as usize].src as usize]);
+    let name = |o: u32| {
+        if o == NONE {
+            "the start of the history".to_string()
+        } else if o == z {
+            format!("this {}", summary(o).f)
+        } else {
+            let s = summary(o);
+            format!("{} ({})", s.describe(), s.locate())
+        }
+    };
+    let Ok(p) = build(c, end) else {
+        return (String::new(), None);
+    };
+    let witness = match decide(c, &p) {
+        Err(Stop::Illegal(w)) => w,
+        _ => Witness::Other,
+    };
+    // The chain of z's value is the one whose run `x ... v` cannot be interrupted.
+    let witness = match witness {
+        Witness::Cycle { x, y, u, v, chain } => {
+            let of = |o: u32| {
+                let node = if o == NONE { INIT } else { p.node[o as usize] };
+                chain.get(node as usize).copied().unwrap_or(NONE)
+            };
+            let zs = of(z);
+            if zs == of(u) && zs != of(v) {
+                Witness::Cycle {
+                    x: u,
+                    y: v,
+                    u: x,
+                    v: y,
+                    chain,
+                }
+            } else {
+                Witness::Cycle { x, y, u, v, chain }
+            }
+        }
+        w => w,
+    };
+    match witness {
+        Witness::Order { early, late } if early != NONE && late != NONE => (
+            format!(
+                ", but {} must come before {} in the run of writes that value belongs to, \
+                 and began only after it had completed",
+                name(early),
+                name(late)
+            ),
+            None,
+        ),
+        Witness::Cycle {
+            x,
+            y,
+            u,
+            v,
+            chain: _,
+        } if u != NONE && y != NONE && v != NONE => {
+            // `x ... v` is one run of writes that nothing may interrupt; `y ... u` had to come
+            // after `x` and before `v`.
+            let text = if y == u {
+                format!(
+                    ", but {} would have to take effect inside the run of writes that value \
+                     belongs to, which nothing can interrupt: it began after {} had completed and \
+                     completed before {} began",
+                    name(u),
+                    name(x),
+                    name(v)
+                )
+            } else {
+                format!(
+                    ", but {} began after {} had completed and {} completed before {} began: \
+                     both would have to take effect inside the run of writes that value belongs \
+                     to, which nothing can interrupt",
+                    name(y),
+                    name(x),
+                    name(u),
+                    name(v)
+                )
+            };
+            (text, Some(summary(u)))
+        }
+        _ => (String::new(), None),
     }
 }
 
@@ -959,12 +1101,12 @@ fn explain(
     let t = match build(c, end - 1) {
         Ok(t) => t,
         Err(Stop::Unsupported(why)) => return Err(why),
-        Err(Stop::Illegal) => return Err(internal()),
+        Err(Stop::Illegal(_)) => return Err(internal()),
     };
     let lay = match decide(c, &t) {
         Ok(l) => l,
         Err(Stop::Unsupported(why)) => return Err(why),
-        Err(Stop::Illegal) => return Err(internal()),
+        Err(Stop::Illegal(_)) => return Err(internal()),
     };
     if c.model == ModelKind::Set {
         return Ok(Some(explain_set(key, ops, c, &t, &lay, z as u32, end)));
@@ -1216,7 +1358,9 @@ fn explain(
             }
         }
         if w == NONE {
-            by_then
+            let (text, a) = real_time_story(c, ops, end, z as u32);
+            after = a;
+            format!("{text}{by_then}")
         } else {
             let a = summary(w);
             let own = c.ops[w as usize].node == need;
