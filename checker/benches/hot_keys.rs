@@ -126,6 +126,7 @@ fn main() {
         (100_000, 32, 0.20, 2),
         (100_000, 64, 0.30, 1),
         (1_000_000, 64, 0.20, 4),
+        (1_000_000, 64, 0.30, 1),
     ];
     let models = [
         ModelKind::Register,
@@ -150,7 +151,7 @@ fn main() {
             }
             for (fault, name) in faults {
                 let label = format!(
-                    "{}-{}k-p{}-{}",
+                    "{}-{}k-p{}-k{}-{}",
                     match model {
                         ModelKind::CasRegister => "cas",
                         ModelKind::Kv => "kv",
@@ -159,6 +160,7 @@ fn main() {
                     },
                     ops / 1000,
                     processes,
+                    if model == ModelKind::Set { 16 } else { keys },
                     name
                 );
                 if only.as_deref().is_some_and(|o| !label.contains(o)) {
