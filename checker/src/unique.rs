@@ -1062,9 +1062,6 @@ fn one_of(states: &[String], total: usize) -> String {
     }
 }
 
-/// States kept in an explanation.
-const MAX_STATES: usize = 64;
-
 /// Explains an illegal partition from its shortest illegal prefix.
 /// `Ok(None)` when time ran out.
 fn explain(
@@ -1200,11 +1197,7 @@ fn explain(
     let mut possible_nodes: Vec<u32> = (0..n as u32).filter(|&v| possible(v)).collect();
     possible_nodes.sort_by_key(|&v| (start[v as usize], v));
     let total = possible_nodes.len();
-    let states: Vec<String> = possible_nodes
-        .iter()
-        .take(MAX_STATES)
-        .map(|&v| show_node(v))
-        .collect();
+    let states: Vec<String> = possible_nodes.iter().map(|&v| show_node(v)).collect();
 
     if zo.kind != Kind::Read && zo.status == Status::Fail {
         // Its failure leaves a value someone observed without a write.
@@ -1598,7 +1591,6 @@ fn explain_set(
         .collect();
     let states: Vec<String> = possible
         .iter()
-        .take(MAX_STATES)
         .map(|&k| show_set_vs(c, &set_of(k), sz))
         .collect();
     let by_then = if states.is_empty() {
