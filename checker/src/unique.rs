@@ -1458,10 +1458,26 @@ const SHOW_ELEMENTS: usize = 16;
 
 /// `#{1 2 3}`, or `#{1 2 ... (40 elements)}` for a big set.
 fn show_set(c: &Compiled, es: &[u32]) -> String {
-    let mut out: Vec<String> = es
+    // Numbers in numeric order, then anything else in the order first seen.
+    let mut sorted: Vec<(Option<f64>, u32)> = es
+        .iter()
+        .map(|&e| (c.values[e as usize].as_f64(), e))
+        .collect();
+    let order = |a: &(Option<f64>, u32), b: &(Option<f64>, u32)| match (a.0, b.0) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.1.cmp(&b.1),
+    };
+    if sorted.len() > SHOW_ELEMENTS {
+        sorted.select_nth_unstable_by(SHOW_ELEMENTS, order);
+        sorted.truncate(SHOW_ELEMENTS);
+    }
+    sorted.sort_by(order);
+    let mut out: Vec<String> = sorted
         .iter()
         .take(SHOW_ELEMENTS)
-        .map(|&e| show(&c.values[e as usize]))
+        .map(|&(_, e)| show(&c.values[e as usize]))
         .collect();
     if es.len() > SHOW_ELEMENTS {
         out.push(format!("... ({} elements)", es.len()));
@@ -1541,7 +1557,7 @@ fn explain_set(
     let n = t.parent.len();
     let mut layer_set: Vec<Option<u32>> = vec![None; n];
     let mut layer_reader: Vec<u32> = vec![NONE; n];
-    let (mut rd, mut wr, mut st) = (vec![INF; n], vec![INF; n], vec![0u32; n]);
+    let (mut rd, mut wr) = (vec![INF; n], vec![INF; n]);
     for (i, o) in c.ops.iter().enumerate() {
         if !t.inc[i] {
             continue;
@@ -1553,54 +1569,57 @@ fn explain_set(
             rd[k] = rd[k].min(t.ret[i]);
         } else {
             wr[k] = wr[k].min(t.ret[i]);
-            st[k] = st[k].max(o.inv);
         }
-    }
-    for k in 1..n {
-        st[k] = st[k].max(st[k - 1]);
     }
     // Earliest completion at layers after k.
     let mut later = vec![INF; n + 1];
     for k in (0..n).rev() {
         later[k] = later[k + 1].min(rd[k]).min(wr[k]);
     }
-    let mut unseen: Vec<u32> = Vec::new();
+    // Adds come in any order within a layer, so the states while z was in flight are every
+    // set between the elements certainly added before it began (an add done, or something
+    // that must follow it done) and those that may have been added before it returned (the
+    // add begun, and every read that lacks it begun).
+    // Latest invocation of a read at layers before k.
+    let mut reads_before = vec![0u32; n + 1];
     for (i, o) in c.ops.iter().enumerate() {
-        if t.inc[i] && o.kind != Kind::Read && t.node[i] as usize == n - 1 && t.present[n - 1] {
-            unseen.push(o.node);
+        if t.inc[i] && o.kind == Kind::Read {
+            let k = t.node[i] as usize + 1;
+            reads_before[k] = reads_before[k].max(o.inv);
         }
     }
-    let set_of = |k: usize| -> Vec<u32> {
-        let mut es: Vec<u32> = match layer_set[k] {
-            Some(p) => c.path(p).to_vec(),
-            None if k == n - 1 && k > 0 => {
-                let mut v = layer_set[k - 1]
-                    .map(|p| c.path(p).to_vec())
-                    .unwrap_or_default();
-                v.extend_from_slice(&unseen);
-                v.sort_unstable();
-                v
-            }
-            None => Vec::new(),
-        };
-        es.dedup();
-        es
+    for k in 1..=n {
+        reads_before[k] = reads_before[k].max(reads_before[k - 1]);
+    }
+    let (mut lo, mut hi): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    for (i, o) in c.ops.iter().enumerate() {
+        if !t.inc[i] || o.kind == Kind::Read {
+            continue;
+        }
+        let k = t.node[i] as usize;
+        if t.ret[i].min(rd[k]).min(later[k + 1]) < zi {
+            lo.push(o.node);
+        }
+        if o.inv < zr && reads_before[k] < zr {
+            hi.push(o.node);
+        }
+    }
+    lo.sort_unstable();
+    hi.sort_unstable();
+    let states: Vec<String> = if lo == hi {
+        vec![show_set_vs(c, &lo, sz)]
+    } else {
+        vec![show_set_vs(c, &lo, sz), show_set_vs(c, &hi, sz)]
     };
-    let possible: Vec<usize> = (0..n)
-        .filter(|&k| t.present[k] && st[k] < zr && later[k + 1] >= zi)
-        .collect();
-    let states: Vec<String> = possible
-        .iter()
-        .map(|&k| show_set_vs(c, &set_of(k), sz))
-        .collect();
-    let by_then = if states.is_empty() {
-        String::new()
+    let range = if lo == hi {
+        format!("the state could only be {}", states[0])
     } else {
         format!(
-            "; by then the state could only be {}",
-            one_of(&states, possible.len())
+            "the state held at least {} and at most {}",
+            states[0], states[1]
         )
     };
+    let by_then = format!("; by then {range}");
     let mut after = None;
     let could = if let Some(e) = failed {
         let a = summary(z);
@@ -1669,10 +1688,10 @@ fn explain_set(
         if let Some((_, w)) = missing {
             let a = summary(w);
             let s = format!(
-                ", but once {} ({}) had taken effect the state could only be {}",
+                ", but once {} ({}) had taken effect every state held {}: {range}",
                 a.describe(),
                 a.locate(),
-                one_of(&states, possible.len())
+                show(&c.values[c.ops[w as usize].node as usize]),
             );
             after = Some(a);
             s
