@@ -27,8 +27,12 @@ enum Command {
     /// Play scenarios against real clusters; exit 0 pass, 1 violation, 2 unknown, 254 bad
     /// scenario, 255 infrastructure failure.
     Run {
-        #[arg(required_unless_present = "suite")]
+        #[arg(required_unless_present_any = ["suite", "replay"])]
         scenarios: Vec<PathBuf>,
+        /// Play a run folder's concrete schedule again: the same steps at the same times on
+        /// the same nodes, with its seed (a schedule drawn by `every:` or `pick:` included).
+        #[arg(long, conflicts_with_all = ["scenarios", "suite", "seed", "scm_ha"])]
+        replay: Option<PathBuf>,
         /// A suite file: scenarios, each with seeds (see the README's nightly jobs).
         #[arg(long, conflicts_with_all = ["seed", "repeat"])]
         suite: Option<PathBuf>,
@@ -52,6 +56,28 @@ enum Command {
         /// for a scenario of any other system.
         #[arg(long)]
         scm_ha: bool,
+    },
+    /// Find the smallest fault schedule that still fails a run's check, by playing smaller
+    /// ones (each a real run under RUN_DIR/shrink/); writes RUN_DIR/shrink/minimal.yaml.
+    /// Exit 1: the minimal schedule still fails; 0: the failure did not reproduce; 2: the
+    /// budget ran out before any reduction; 254: not a run folder chaos can replay.
+    Shrink {
+        run_dir: PathBuf,
+        /// Runs to spend, the confirmation plays included.
+        #[arg(long, default_value_t = 20)]
+        runs: u32,
+        /// Plays per candidate at most ...
+        #[arg(long, default_value_t = 2)]
+        repeats: u32,
+        /// ... of which this many must fail for it to count as failing (a candidate that
+        /// passes once stops there, so only kept candidates cost the repeats).
+        #[arg(long, default_value_t = 2)]
+        need: u32,
+        /// Plays of minimal.yaml at the end, to say how reproducible it is.
+        #[arg(long, default_value_t = 2)]
+        confirm: u32,
+        #[arg(long, value_parser = parse_duration)]
+        ready_timeout: Option<Duration>,
     },
     /// Check a run folder (its scenario's checks) or a history file (with --model).
     Check {
@@ -170,8 +196,18 @@ async fn dispatch(cli: Cli) -> i32 {
             out,
             ready_timeout,
             scm_ha,
+            replay,
         } => {
             let load = scenario::LoadOptions { scm_ha };
+            if let Some(run_dir) = replay {
+                return match replay_run(&run_dir, repeat, out, ready_timeout).await {
+                    Ok(code) => code,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        e.exit_code()
+                    }
+                };
+            }
             match suite {
                 Some(file) => match chaos::suite::plays(&file, shard) {
                     Ok(plays) => {
@@ -189,6 +225,23 @@ async fn dispatch(cli: Cli) -> i32 {
                     .await
                     .map(|c| c.worst),
             }
+        }
+        Command::Shrink {
+            run_dir,
+            runs,
+            repeats,
+            need,
+            confirm,
+            ready_timeout,
+        } => {
+            let options = chaos::shrink::ShrinkOptions {
+                runs,
+                repeats,
+                need,
+                confirm,
+                ready_timeout,
+            };
+            chaos::shrink::shrink(&run_dir, &options, interrupt_token()).await
         }
         Command::Check {
             path,
@@ -266,7 +319,7 @@ fn lint(paths: &[PathBuf], options: scenario::LoadOptions) -> i32 {
             Ok(_) => println!("{}: ok", path.display()),
             Err(errors) => {
                 for e in errors {
-                    println!("{e}");
+                    eprintln!("{e}");
                 }
                 worst = EXIT_BAD_INPUT;
             }
@@ -332,6 +385,8 @@ async fn run_many(
                 out: out.clone(),
                 ready_timeout,
                 expect: seeds.as_ref().map(|s| s[k].1.word()),
+                folder: None,
+                replay_of: None,
             };
             let (code, line) = match run::run_scenario(scenario, &options, interrupt.clone()).await
             {
@@ -360,6 +415,53 @@ async fn run_many(
     }
     let codes = rows.iter().map(|(_, code, _)| *code).collect();
     Ok(Played { worst, codes })
+}
+
+/// `chaos run --replay RUN_DIR`: the run's concrete schedule, `repeat` times.
+async fn replay_run(
+    run_dir: &Path,
+    repeat: u32,
+    out: PathBuf,
+    ready_timeout: Option<Duration>,
+) -> Result<i32, HarnessError> {
+    let recorded = chaos::replay::RecordedRun::read(run_dir)?;
+    let header = format!("# A replay of {}\n", run_dir.display());
+    let text = recorded.scenario_text(&recorded.schedule, &header);
+    let loaded = scenario::load_text(&recorded.scenario_path, text, Default::default())
+        .map_err(HarnessError::Scenario)?;
+    eprintln!(
+        "replaying {} fault steps of {} (seed {})",
+        recorded.schedule.steps.len(),
+        run_dir.display(),
+        recorded.seed
+    );
+    let interrupt = interrupt_token();
+    let mut worst = EXIT_OK;
+    for _ in 0..repeat.max(1) {
+        let options = run::RunOptions {
+            seed: Some(recorded.seed),
+            out: out.clone(),
+            ready_timeout,
+            expect: None,
+            folder: None,
+            replay_of: Some(run_dir.to_path_buf()),
+        };
+        let code = match run::run_scenario(&loaded, &options, interrupt.clone()).await {
+            Ok(outcome) => {
+                println!("{}", outcome.summary);
+                outcome.exit_code
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                e.exit_code()
+            }
+        };
+        worst = worse(worst, code);
+        if code == EXIT_INTERRUPTED {
+            break;
+        }
+    }
+    Ok(worst)
 }
 
 /// The exit codes of the plays of `chaos run`, in order, and the one that says most.

@@ -14,10 +14,14 @@ fn lint(paths: &[PathBuf]) -> (i32, String) {
         .current_dir(repo())
         .output()
         .expect("chaos runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    // Errors go to stderr, the `ok` lines to stdout.
+    let errors = String::from_utf8_lossy(&out.stderr);
+    let oks = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        oks.lines().all(|l| l.ends_with(": ok")),
+        "stdout holds only ok lines: {oks}"
+    );
+    (out.status.code().unwrap_or(-1), format!("{oks}{errors}"))
 }
 
 #[test]

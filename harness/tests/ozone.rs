@@ -33,7 +33,7 @@ fn every_ozone_scenario_lints() {
         out.status.code(),
         Some(0),
         "{}",
-        String::from_utf8_lossy(&out.stdout)
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 
@@ -162,8 +162,8 @@ fn admin_actions_are_validated() {
             .current_dir(repo())
             .output()
             .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.code(), Some(254), "{file}: {stdout}");
-        assert!(stdout.contains(expected), "{file}: {stdout}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(254), "{file}: {stderr}");
+        assert!(stderr.contains(expected), "{file}: {stderr}");
     }
 }

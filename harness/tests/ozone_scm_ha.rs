@@ -321,7 +321,7 @@ fn a_scenario_names_the_scm_ha_profile_or_the_flag_brings_it() {
     // --scm-ha on a scenario that already names the SCM-HA profile changes nothing.
     let (code, out, _) = chaos(&["lint", "--scm-ha", named.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}");
-    let (code, out, _) = chaos(&["lint", plain.to_str().unwrap()]);
+    let (code, _, out) = chaos(&["lint", plain.to_str().unwrap()]);
     assert_eq!(code, 254, "{out}");
     assert!(
         out.contains("faults[0].target: unknown node `scm2`"),
@@ -338,7 +338,7 @@ fn scm_ha_on_another_system_is_an_error() {
     let etcd = repo().join("scenarios/etcd/register-faults.yaml");
     let path = etcd.to_str().unwrap();
     let expected = "system: --scm-ha plays an Ozone scenario on three SCMs";
-    let (code, out, _) = chaos(&["lint", "--scm-ha", path]);
+    let (code, _, out) = chaos(&["lint", "--scm-ha", path]);
     assert_eq!(code, 254, "{out}");
     assert!(
         out.contains(expected) && out.contains("system `etcd`"),
