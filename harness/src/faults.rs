@@ -26,6 +26,14 @@ pub struct FaultEngine {
     pub adapter: Arc<dyn SystemAdapter>,
     pub recorder: Arc<Recorder>,
     pub log: Arc<JsonlWriter>,
+    /// What the progress line shows: faults in force now (by step) and steps that fired.
+    pub state: std::sync::Mutex<EngineState>,
+}
+
+#[derive(Default)]
+pub struct EngineState {
+    active: BTreeMap<usize, String>,
+    fired: BTreeSet<usize>,
 }
 
 /// How long a role target waits for a node to hold the role (an election takes a second or two).
@@ -35,6 +43,35 @@ const ROLE_WAIT: Duration = Duration::from_secs(5);
 pub type Grudge = BTreeMap<String, BTreeSet<String>>;
 
 impl FaultEngine {
+    pub fn new(
+        cluster: Arc<Cluster>,
+        adapter: Arc<dyn SystemAdapter>,
+        recorder: Arc<Recorder>,
+        log: Arc<JsonlWriter>,
+    ) -> FaultEngine {
+        FaultEngine {
+            cluster,
+            adapter,
+            recorder,
+            log,
+            state: Default::default(),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, EngineState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The faults in force now, as `partition etcd2`.
+    pub fn active_faults(&self) -> Vec<String> {
+        self.state().active.values().cloned().collect()
+    }
+
+    /// Steps that fired at least once.
+    pub fn fired_steps(&self) -> BTreeSet<usize> {
+        self.state().fired.clone()
+    }
+
     /// Starts one task per step; they end when their firings are done or `stop` is cancelled
     /// (the final heal then undoes whatever is still broken).
     pub fn spawn_steps(
@@ -124,6 +161,7 @@ impl FaultEngine {
     }
 
     async fn fire(&self, step: &StepPlan, firing: &Firing, trigger: String) {
+        self.state().fired.insert(step.step);
         let mut rng = ChaCha8Rng::seed_from_u64(firing.choice);
         let started = self.recorder.now();
         let targets = match self.resolve(&step.target, &mut rng).await {
@@ -146,9 +184,9 @@ impl FaultEngine {
                 return;
             }
         };
-        let grudge = firing.mode.map(|mode| {
-            let all = self.cluster.names();
-            partition_grudge(mode, &targets, &all, &mut rng)
+        let grudge = firing.mode.map(|mode| match &step.params.grudge {
+            Some(grudge) => grudge.clone(),
+            None => partition_grudge(mode, &targets, &self.cluster.names(), &mut rng),
         });
         let act = |action, phase| Act {
             step: step.step,
@@ -185,6 +223,10 @@ impl FaultEngine {
 
     async fn act(&self, act: Act<'_>) {
         let started = self.recorder.now();
+        if act.phase == "apply" {
+            let label = format!("{} {}", act.action.name(), act.targets.join(","));
+            self.state().active.insert(act.step, label);
+        }
         // restore-clock moves the clock back to true time: offset 0.
         let offset = match act.action {
             Action::ClockSkew => Some(act.offset.unwrap_or(0)),
@@ -272,6 +314,10 @@ impl FaultEngine {
             }
         };
         unfinished.event = None;
+        // An undo or follow-up ends the step's fault; an action with no undo is over once done.
+        if act.phase != "apply" || act.action.undo().is_none() {
+            self.state().active.remove(&act.step);
+        }
         self.record(FaultEvent {
             time: self.recorder.now(),
             started,

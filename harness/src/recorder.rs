@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -41,6 +42,8 @@ pub struct Recorder {
     next_index: Mutex<u64>,
     start: Instant,
     completed: watch::Sender<u64>,
+    /// Completions so far by outcome: ok, fail, info (for the progress line).
+    outcomes: [AtomicU64; 3],
 }
 
 impl Recorder {
@@ -50,7 +53,24 @@ impl Recorder {
             next_index: Mutex::new(0),
             start,
             completed: watch::channel(0).0,
+            outcomes: Default::default(),
         })
+    }
+
+    /// Completions so far: (ok, fail, info).
+    pub fn tally(&self) -> (u64, u64, u64) {
+        let n = |i: usize| self.outcomes[i].load(Ordering::Relaxed);
+        (n(0), n(1), n(2))
+    }
+
+    fn count(&self, event: &Value) {
+        let slot = match event["type"].as_str() {
+            Some("ok") => 0,
+            Some("fail") => 1,
+            Some("info") => 2,
+            _ => return,
+        };
+        self.outcomes[slot].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Nanoseconds since the run began (monotonic).
@@ -74,6 +94,7 @@ impl Recorder {
         event["time"] = json!(self.now());
         self.history.write(&event);
         *next += 1;
+        self.count(&event);
     }
 
     /// Writes an event that happened at `time` (run clock) elsewhere, e.g. a fencing round's
@@ -84,6 +105,7 @@ impl Recorder {
         event["time"] = json!(time);
         self.history.write(&event);
         *next += 1;
+        self.count(&event);
         if event["type"] != "invoke" {
             self.completed.send_modify(|n| *n += 1);
         }

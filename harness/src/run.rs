@@ -29,6 +29,10 @@ pub struct RunOptions {
     /// What the suite expects of this play (`pass`, `fail`, `any`), kept in result.json so the
     /// index's junit holds the run to it.
     pub expect: Option<&'static str>,
+    /// This exact run folder instead of OUT/NAME/STAMP (a shrink trial's).
+    pub folder: Option<PathBuf>,
+    /// The run folder this run replays (`--replay`, a shrink trial), kept in result.json.
+    pub replay_of: Option<PathBuf>,
 }
 
 pub struct RunOutcome {
@@ -69,7 +73,10 @@ pub async fn run_scenario(
         .unwrap_or_else(|| rand::random::<u32>() as u64);
     let now = time::OffsetDateTime::now_utc();
     let run_id = new_run_id(now);
-    let mut run_dir = run_folder(&options.out, &spec.name, now, seed);
+    let mut run_dir = options
+        .folder
+        .clone()
+        .unwrap_or_else(|| run_folder(&options.out, &spec.name, now, seed));
     if run_dir.exists() {
         // Two runs of one scenario and seed in the same second (--repeat with a fixed seed).
         run_dir = run_dir.with_file_name(format!(
@@ -81,10 +88,12 @@ pub async fn run_scenario(
     let logs_dir = run_dir.join("logs");
     std::fs::create_dir_all(&logs_dir)
         .map_err(|e| HarnessError::infra(format!("cannot create {}: {e}", logs_dir.display())))?;
-    let latest = options.out.join(&spec.name).join("latest");
-    let _ = std::fs::remove_file(&latest);
-    if let Some(name) = run_dir.file_name() {
-        let _ = std::os::unix::fs::symlink(name, &latest);
+    if options.folder.is_none() {
+        let latest = options.out.join(&spec.name).join("latest");
+        let _ = std::fs::remove_file(&latest);
+        if let Some(name) = run_dir.file_name() {
+            let _ = std::os::unix::fs::symlink(name, &latest);
+        }
     }
     std::fs::write(run_dir.join("scenario.yaml"), loaded.resolved_text(seed))
         .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
@@ -100,7 +109,17 @@ pub async fn run_scenario(
     );
 
     let started = Instant::now();
-    let outcome = play(loaded, options, &run_dir, &run_id, &plan, interrupt.clone()).await;
+    let workload_started = std::sync::OnceLock::new();
+    let outcome = play(
+        loaded,
+        options,
+        &run_dir,
+        &run_id,
+        &plan,
+        &workload_started,
+        interrupt.clone(),
+    )
+    .await;
     let elapsed = started.elapsed();
     let meta = json!({
         "run_id": run_id,
@@ -113,6 +132,11 @@ pub async fn run_scenario(
         "duration_s": elapsed.as_secs_f64(),
         "command": reproduce_command(&loaded.path, seed, loaded.scm_ha),
         "expect": options.expect,
+        // What `chaos run --replay` and `chaos shrink` need besides the folder's own files.
+        "scenario_path": loaded.path.canonicalize().unwrap_or_else(|_| loaded.path.clone()),
+        "compose_path": loaded.compose_path,
+        "workload_started_ns": workload_started.get(),
+        "replay_of": options.replay_of,
     });
 
     let result = match outcome {
@@ -164,6 +188,7 @@ async fn play(
     run_dir: &Path,
     run_id: &str,
     plan: &Plan,
+    workload_started: &std::sync::OnceLock<u64>,
     interrupt: CancellationToken,
 ) -> Result<()> {
     let docker = docker::connect().await?;
@@ -252,7 +277,14 @@ async fn play(
         cluster.names().join(", ")
     );
     let result = drive(
-        loaded, &cluster, run_dir, run_start, plan, proxy_rx, interrupt,
+        loaded,
+        &cluster,
+        run_dir,
+        run_start,
+        plan,
+        proxy_rx,
+        workload_started,
+        interrupt,
     )
     .await;
     // Every way out of the run goes through here (errors included); Ctrl-C cancels the
@@ -266,6 +298,8 @@ async fn play(
     Ok(())
 }
 
+// Each argument is one part of the run that `play` set up.
+#[allow(clippy::too_many_arguments)]
 async fn drive(
     loaded: &LoadedScenario,
     cluster: &Arc<Cluster>,
@@ -273,6 +307,7 @@ async fn drive(
     run_start: Instant,
     plan: &Plan,
     mut proxy_events: tokio::sync::mpsc::UnboundedReceiver<crate::proxy::ProxyEvent>,
+    workload_started: &std::sync::OnceLock<u64>,
     interrupt: CancellationToken,
 ) -> Result<()> {
     let spec = &loaded.spec;
@@ -300,12 +335,12 @@ async fn drive(
     let recorder =
         Arc::new(Recorder::create(&run_dir.join("history.jsonl"), run_start).map_err(io)?);
     let fault_log = Arc::new(JsonlWriter::create(&run_dir.join("faults.jsonl")).map_err(io)?);
-    let engine = Arc::new(FaultEngine {
-        cluster: cluster.clone(),
-        adapter: adapter.clone(),
-        recorder: recorder.clone(),
-        log: fault_log,
-    });
+    let engine = Arc::new(FaultEngine::new(
+        cluster.clone(),
+        adapter.clone(),
+        recorder.clone(),
+        fault_log,
+    ));
     // What the proxies did to single requests goes into faults.jsonl as it happens.
     let proxy_log = engine.clone();
     let _proxy_task = AbortOnDrop(tokio::spawn(async move {
@@ -366,6 +401,8 @@ async fn drive(
 
     let stop_faults = interrupt.child_token();
     let workload_start = Instant::now();
+    // On the history's clock: where a replay's `at:` times count from.
+    let _ = workload_started.set(recorder.now());
     let steps: Vec<_> = spec.faults.iter().map(|s| &s.value).collect();
     let fault_tasks = engine.spawn_steps(&steps, plan, workload_start, stop_faults.clone());
     if config.kind == crate::scenario::WorkloadKind::Fencing {
@@ -398,6 +435,17 @@ async fn drive(
             crate::scenario::units::format_duration(config.duration)
         );
     }
+    // After the lines above, so the redrawn line does not tear them; stopped on every way out.
+    let stop_progress = CancellationToken::new();
+    let _stop_progress_on_error = stop_progress.clone().drop_guard();
+    let progress = tokio::spawn(crate::progress::show(
+        engine.clone(),
+        recorder.clone(),
+        plan.clone(),
+        config.duration,
+        workload_start,
+        stop_progress.clone(),
+    ));
     if config.kind == crate::scenario::WorkloadKind::Fencing {
         let store = adapter
             .object_store(&config.nodes[0], config.timeout)
@@ -437,6 +485,8 @@ async fn drive(
         )
         .await;
     }
+    stop_progress.cancel();
+    let _ = progress.await;
     stop_faults.cancel();
     for task in fault_tasks {
         let _ = task.await;

@@ -1066,6 +1066,7 @@ mod tests {
             ],
             logs: Vec::new(),
             bad_lines: 0,
+            shrink: None,
         };
         let (marks, segments) = lifecycle(&run, &["om3".to_string()], 100);
         let seen: Vec<(String, u64, u64)> = segments

@@ -108,6 +108,8 @@ pub struct RunFolder {
     pub logs: Vec<NodeLog>,
     /// Lines of history.jsonl that could not be read.
     pub bad_lines: usize,
+    /// shrink/shrink.json, once `chaos shrink` has looked for a smaller schedule.
+    pub shrink: Option<Value>,
 }
 
 /// Reads `rel` inside `dir`, refusing anything whose real path is outside the folder.
@@ -245,6 +247,7 @@ pub fn load(dir: &Path) -> Result<RunFolder> {
         faults,
         logs,
         bad_lines,
+        shrink: read_inside(dir, "shrink/shrink.json").and_then(|t| serde_json::from_str(&t).ok()),
     })
 }
 

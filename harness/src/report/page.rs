@@ -105,6 +105,7 @@ pub fn render(m: &Model) -> Markup {
                     @if !m.violations.is_empty() { a href="#violations" { "Violations" } }
                     a href="#latency" { "Latency" }
                     a href="#faults" { "Faults" }
+                    @if m.run.shrink.is_some() { a href="#shrink" { "Shrunk" } }
                     a href="#logs" { "Logs" }
                     a href="#scenario" { "Scenario" }
                     a.up href="../../index.html" { "All runs" }
@@ -120,6 +121,7 @@ pub fn render(m: &Model) -> Markup {
                     }
                     (latency(m))
                     (faults(m))
+                    @if let Some(s) = &m.run.shrink { (shrunk(s)) }
                     (logs(m))
                     section #scenario {
                         h2 { "Scenario" }
@@ -307,6 +309,59 @@ fn faults(m: &Model) -> Markup {
                                 td { (show(&f["phase"])) }
                                 td.trig { (show(&f["trigger"])) }
                                 td { (show(&f["outcome"])) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What `chaos shrink` found: the recorded schedule beside the smallest one that still fails,
+/// and every trial it played.
+fn shrunk(s: &serde_json::Value) -> Markup {
+    let steps = |v: &serde_json::Value| -> Vec<String> {
+        v["steps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|x| show(&x["describe"]))
+            .collect()
+    };
+    let (original, minimal) = (&s["original"], &s["minimal"]);
+    html! {
+        section #shrink {
+            h2 { "Shrunk schedule" }
+            p { (show(&s["conclusion"])) }
+            table.shrink {
+                thead { tr { th {} th { "recorded run" } th { "smallest that still fails" } } }
+                tbody {
+                    tr { th { "fault steps" } td { (steps(original).len()) } td { (steps(minimal).len()) } }
+                    tr { th { "workload" } td { (show(&original["workload_text"])) } td { (show(&minimal["workload_text"])) } }
+                    tr {
+                        th { "schedule" }
+                        td { @for line in steps(original) { div.step { (line) } } }
+                        td { @for line in steps(minimal) { div.step { (line) } } }
+                    }
+                }
+            }
+            @if s["minimal_yaml"].is_string() {
+                p.files { "Play it: " code { "chaos run " (show(&s["minimal_yaml"])) } " (" a href="shrink/minimal.yaml" { "shrink/minimal.yaml" } ")" }
+            }
+            details {
+                summary { (s["trials"].as_array().map_or(0, Vec::len)) " trials, " (show(&s["runs_used"])) " runs of a budget of " (show(&s["budget"])) }
+                table {
+                    thead { tr { th { "trial" } th { "candidate" } th { "steps" } th { "workload" } th { "failed" } th { "runs" } } }
+                    tbody {
+                        @for t in s["trials"].as_array().into_iter().flatten() {
+                            tr class={ @if t["failed"] == true { "kept" } } {
+                                td.num { (show(&t["trial"])) }
+                                td { (show(&t["label"])) }
+                                td.num { (show(&t["steps"])) }
+                                td { (show(&t["workload"])) }
+                                td { (show(&t["failures"])) " of " (show(&t["plays"])) }
+                                td { @for f in t["folders"].as_array().into_iter().flatten() { a href={"shrink/" (show(f)) "/index.html"} { (show(f)) } " " } }
                             }
                         }
                     }

@@ -731,6 +731,9 @@ pub struct FaultStep {
     #[serde(rename = "do")]
     pub actions: Actions,
     pub mode: Option<PartitionMode>,
+    /// partition: exactly who drops packets from whom (node -> nodes), instead of drawing the
+    /// sides from `mode:`; how a replayed or shrunk schedule repeats a random partition.
+    pub grudge: Option<Spanned<BTreeMap<String, Vec<String>>>>,
     #[serde(default)]
     pub target: Option<Spanned<Target>>,
     #[serde(rename = "for")]
@@ -1106,6 +1109,16 @@ pub fn load_with(path: &Path, options: LoadOptions) -> Result<LoadedScenario, Ve
             message: format!("cannot read: {e}"),
         }]
     })?;
+    load_text(path, text, options)
+}
+
+/// Loads a scenario from text (a schedule `chaos shrink` or `--replay` wrote); `path` names it
+/// in messages and is where a relative compose file is looked for.
+pub fn load_text(
+    path: &Path,
+    text: String,
+    options: LoadOptions,
+) -> Result<LoadedScenario, Vec<ScenarioError>> {
     let spec = parse(path, &text).map_err(|e| vec![e])?;
     let mut problems = Problems::new(path);
     let mut profile = spec.cluster.profile.value.clone();
@@ -1196,6 +1209,11 @@ pub fn parse_file(path: &Path) -> Result<Scenario, ScenarioError> {
         message: format!("cannot read: {e}"),
     })?;
     parse(path, &text)
+}
+
+/// Parses scenario text without validating it (`path` names it in messages).
+pub fn parse_text(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    parse(path, text)
 }
 
 /// Parses the YAML, keeping the key path of the first error (serde_path_to_error) and the
@@ -1536,6 +1554,20 @@ fn validate(spec: &Scenario, facts: &NodeFacts, problems: &mut Problems) {
                 format!("{key}.mode"),
                 "`mode:` applies to partition only",
             );
+        }
+        if let Some(grudge) = &s.grudge {
+            if s.actions.0 != [Action::Partition] {
+                problems.at(
+                    &grudge.referenced,
+                    format!("{key}.grudge"),
+                    "`grudge:` applies to `do: partition` only",
+                );
+            }
+            for (node, drops) in &grudge.value {
+                for n in std::iter::once(node).chain(drops) {
+                    check_node(problems, &grudge.referenced, &format!("{key}.grudge"), n);
+                }
+            }
         }
         if s.duration.is_some() && s.actions.0.iter().all(|a| a.undo().is_none()) {
             problems.at(

@@ -55,6 +55,9 @@ pub struct ActionParams {
     pub lose_unsynced: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub container: Option<super::ContainerRef>,
+    /// partition: the scenario's own grudge (node -> nodes it drops), used instead of `mode:`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grudge: Option<std::collections::BTreeMap<String, std::collections::BTreeSet<String>>>,
 }
 
 /// One application of a step's action.
@@ -206,6 +209,12 @@ pub fn make_plan(spec: &Scenario, seed: u64) -> Plan {
                 fraction: step.fraction,
                 lose_unsynced: step.lose_unsynced.unwrap_or(false),
                 container: step.container,
+                grudge: step.grudge.as_ref().map(|g| {
+                    g.value
+                        .iter()
+                        .map(|(node, drops)| (node.clone(), drops.iter().cloned().collect()))
+                        .collect()
+                }),
             };
             StepPlan {
                 step: i,

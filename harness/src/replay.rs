@@ -1,0 +1,633 @@
+//! A finished run's concrete fault schedule (which steps fired, when, on which nodes) and the
+//! scenario text that plays it again exactly: what `chaos run --replay` plays and what every
+//! trial of `chaos shrink` varies.
+//!
+//! The schedule is read from the run folder alone: plan.json (each firing's drawn `for:`,
+//! `then:` and mode), faults.jsonl (when each firing applied and to which nodes: a leader or a
+//! `pick:` is only known then) and result.json (the seed, where the scenario and compose file
+//! were, when the workload began on the history's clock). The replayed scenario has only `at:`
+//! triggers, node names as targets and explicit partition grudges: nothing left to chance.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::error::{HarnessError, Result};
+use crate::scenario::units::{format_duration, parse_duration};
+
+/// Keys of a fault step that say what its action does, copied as they are into each of its
+/// concrete firings (the trigger, target and timing keys are replaced).
+const ACTION_KEYS: &[&str] = &[
+    "match",
+    "count",
+    "delay",
+    "jitter",
+    "paths",
+    "errno",
+    "fraction",
+    "lose-unsynced",
+    "container",
+    "optional",
+];
+
+/// One firing of a fault step as it happened.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConcreteStep {
+    /// The step of the recorded scenario it came from, and which of its firings.
+    pub step: usize,
+    pub firing: usize,
+    /// Since the workload began.
+    #[serde(with = "duration_text")]
+    pub at: Duration,
+    pub action: String,
+    pub targets: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Who dropped packets from whom (partitions other than `isolate`, whose sides were drawn).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grudge: Option<Value>,
+    /// How long until the undo (`for:`).
+    #[serde(with = "opt_duration_text", skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Duration>,
+    /// A follow-up action and how long after the apply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub then: Option<(String, String)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<String>,
+    /// The step's action keys (`delay:`, `match:`, ...), as the scenario wrote them.
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub params: Map<String, Value>,
+}
+
+impl ConcreteStep {
+    /// When the step's last effect ends: its undo or its follow-up.
+    pub fn ends(&self) -> Duration {
+        let then = self
+            .then
+            .as_ref()
+            .and_then(|(_, after)| parse_duration(after).ok())
+            .unwrap_or_default();
+        self.at + self.hold.unwrap_or_default().max(then)
+    }
+
+    /// `12.3s kill etcd2 for 4s`, for tables and the report.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{} {} {}",
+            format_seconds(self.at),
+            self.action,
+            self.targets.join(",")
+        );
+        if let Some(mode) = &self.mode {
+            s.push_str(&format!(" ({mode})"));
+        }
+        if let Some(offset) = &self.offset {
+            s.push_str(&format!(" {offset}"));
+        }
+        if let Some(hold) = self.hold {
+            s.push_str(&format!(" for {}", format_seconds(hold)));
+        }
+        if let Some((action, after)) = &self.then {
+            s.push_str(&format!(", {action} after {after}"));
+        }
+        s
+    }
+
+    /// The step as scenario YAML (a list item indented under `faults:`).
+    fn yaml(&self) -> String {
+        let j = |v: &Value| v.to_string();
+        let mut out = format!(
+            "  # step {} of the recorded scenario, firing {}\n  - at: {}\n    do: {}\n    target: {}\n",
+            self.step,
+            self.firing + 1,
+            format_duration(self.at),
+            self.action,
+            j(&json!(self.targets))
+        );
+        if let Some(mode) = &self.mode {
+            out.push_str(&format!("    mode: {mode}\n"));
+        }
+        if let Some(grudge) = &self.grudge {
+            out.push_str(&format!("    grudge: {}\n", j(grudge)));
+        }
+        if let Some(hold) = self.hold {
+            out.push_str(&format!("    for: {}\n", format_duration(hold)));
+        }
+        if let Some((action, after)) = &self.then {
+            out.push_str(&format!("    then: {{ do: {action}, after: {after} }}\n"));
+        }
+        if let Some(offset) = &self.offset {
+            out.push_str(&format!("    offset: \"{offset}\"\n"));
+        }
+        for (key, value) in &self.params {
+            out.push_str(&format!("    {key}: {}\n", j(value)));
+        }
+        out
+    }
+}
+
+/// `12.3s`: a time for people (the YAML keeps milliseconds).
+pub fn format_seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if (s - s.round()).abs() < 0.05 {
+        format!("{}s", s.round())
+    } else {
+        format!("{s:.1}s")
+    }
+}
+
+/// The parts of a workload that shrinking shortens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct WorkloadShape {
+    #[serde(with = "duration_text")]
+    pub duration: Duration,
+    pub processes: u32,
+    /// Operations per second.
+    pub rate: f64,
+}
+
+impl WorkloadShape {
+    pub fn describe(&self) -> String {
+        format!(
+            "{} x {} processes at {}/s",
+            format_seconds(self.duration),
+            self.processes,
+            self.rate
+        )
+    }
+}
+
+/// A schedule and workload to play: what a replay plays and what a shrink trial varies.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Schedule {
+    pub steps: Vec<ConcreteStep>,
+    pub workload: WorkloadShape,
+}
+
+/// A finished run folder, read for replaying.
+#[derive(Debug, Clone)]
+pub struct RecordedRun {
+    pub dir: PathBuf,
+    pub name: String,
+    pub seed: u64,
+    /// The scenario file the run was played from: messages name it, and a relative compose
+    /// file is looked for from there.
+    pub scenario_path: PathBuf,
+    pub compose_path: PathBuf,
+    /// The run's scenario text with its credentials restored from the scenario file.
+    text: String,
+    /// The run's scenario, as a value (to copy a step's action keys and the workload).
+    value: Value,
+    pub schedule: Schedule,
+    /// Names of the checks that found a violation (`linearizable (cas-register)`).
+    pub failed_checks: Vec<String>,
+    /// When the first linearizability violation's witness completed, since the workload
+    /// began: a fault that started later cannot have caused it.
+    pub violation_at: Option<Duration>,
+}
+
+fn missing(dir: &Path, what: &str) -> HarnessError {
+    HarnessError::BadInput(format!("{}: {what}", dir.display()))
+}
+
+fn read_json(dir: &Path, file: &str) -> Result<Value> {
+    let text = std::fs::read_to_string(dir.join(file))
+        .map_err(|e| missing(dir, &format!("no {file} ({e}); is this a run folder?")))?;
+    serde_json::from_str(&text).map_err(|e| missing(dir, &format!("{file} is not JSON: {e}")))
+}
+
+impl RecordedRun {
+    pub fn read(dir: &Path) -> Result<RecordedRun> {
+        let recorded = std::fs::read_to_string(dir.join("scenario.yaml")).map_err(|e| {
+            missing(
+                dir,
+                &format!("no scenario.yaml ({e}); is this a run folder?"),
+            )
+        })?;
+        let plan = read_json(dir, "plan.json")?;
+        let result = read_json(dir, "result.json")?;
+        let older = |field: &str| {
+            missing(
+                dir,
+                &format!(
+                    "result.json has no `{field}`: a run from an older chaos, which did not \
+                     record what a replay needs; play the scenario again"
+                ),
+            )
+        };
+        let scenario_path = PathBuf::from(
+            result["scenario_path"]
+                .as_str()
+                .ok_or_else(|| older("scenario_path"))?,
+        );
+        let compose_path = PathBuf::from(
+            result["compose_path"]
+                .as_str()
+                .ok_or_else(|| older("compose_path"))?,
+        );
+        let seed = result["seed"].as_u64().ok_or_else(|| older("seed"))?;
+        let name = result["scenario"].as_str().unwrap_or("replay").to_string();
+        let Some(workload_started) = result["workload_started_ns"].as_u64() else {
+            return Err(missing(
+                dir,
+                "result.json has no `workload_started_ns`: the workload never started (or the \
+                 run is from an older chaos), so there is no schedule to replay",
+            ));
+        };
+        let faults = std::fs::read_to_string(dir.join("faults.jsonl")).unwrap_or_default();
+        let events: Vec<Value> = faults
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+
+        let text = restore_credentials(&recorded, &scenario_path, dir)?;
+        let value: Value = serde_saphyr::from_str(&text)
+            .map_err(|e| missing(dir, &format!("scenario.yaml does not parse: {e}")))?;
+        let steps = concrete_steps(&plan, &events, &value, workload_started)
+            .map_err(|e| missing(dir, &e))?;
+        let workload = workload_shape(&value["workload"]).map_err(|e| missing(dir, &e))?;
+        let failed_checks = result["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["verdict"] == "illegal")
+            .filter_map(|c| c["name"].as_str().map(str::to_string))
+            .collect();
+        let violation_at = first_violation(&result)
+            .map(|t| Duration::from_nanos(t.saturating_sub(workload_started)));
+        Ok(RecordedRun {
+            dir: dir.to_path_buf(),
+            name,
+            seed,
+            scenario_path,
+            compose_path,
+            text,
+            value,
+            schedule: Schedule { steps, workload },
+            failed_checks,
+            violation_at,
+        })
+    }
+
+    /// The scenario that plays `schedule` with the run's seed: the recorded scenario with its
+    /// `faults:` replaced by the concrete steps, the compose file named by its absolute path
+    /// (so the text plays from any folder), and the workload's length, processes and rate.
+    pub fn scenario_text(&self, schedule: &Schedule, header: &str) -> String {
+        let mut text = self.text.clone();
+        let mut cluster = self.value["cluster"].clone();
+        if !cluster.is_object() {
+            cluster = json!({});
+        }
+        cluster["compose"] = json!(self.compose_path);
+        text = set_top_level(&text, "cluster", &format!("cluster: {cluster}\n"));
+        text = set_top_level(&text, "seed", &format!("seed: {}\n", self.seed));
+        if schedule.workload != self.schedule.workload {
+            let mut workload = self.value["workload"].clone();
+            let w = &schedule.workload;
+            workload["duration"] = json!(format_duration(w.duration));
+            workload["processes"] = json!(w.processes);
+            workload["rate"] = json!(format!("{}/s", w.rate));
+            text = set_top_level(&text, "workload", &format!("workload: {workload}\n"));
+        }
+        let mut faults = String::from(if schedule.steps.is_empty() {
+            "faults: []\n"
+        } else {
+            "faults:\n"
+        });
+        for step in &schedule.steps {
+            faults.push_str(&step.yaml());
+        }
+        text = set_top_level(&text, "faults", &faults);
+        format!("{header}{text}")
+    }
+}
+
+/// The run's scenario text with the credentials the run folder keeps as `"[redacted]"` taken
+/// from the scenario file it was played from (the `s3:` block, the cluster's environment).
+fn restore_credentials(recorded: &str, scenario_path: &Path, dir: &Path) -> Result<String> {
+    const REDACTED: &str = "[redacted]";
+    if !recorded.contains(REDACTED) {
+        return Ok(recorded.to_string());
+    }
+    let original = std::fs::read_to_string(scenario_path).map_err(|e| {
+        missing(
+            dir,
+            &format!(
+                "scenario.yaml has redacted credentials and the scenario it was played from, {}, \
+                 cannot be read for them ({e})",
+                scenario_path.display()
+            ),
+        )
+    })?;
+    let parse = |t: &str| serde_saphyr::from_str::<Value>(t).unwrap_or(Value::Null);
+    let (run, source) = (parse(recorded), parse(&original));
+    let mut text = recorded.to_string();
+    if run["s3"].to_string().contains(REDACTED) && source["s3"].is_object() {
+        text = set_top_level(&text, "s3", &format!("s3: {}\n", source["s3"]));
+    }
+    let mut cluster = run["cluster"].clone();
+    if let Some(env) = cluster["environment"].as_object_mut() {
+        for (key, value) in env.iter_mut() {
+            if value == REDACTED {
+                *value = source["cluster"]["environment"][key].clone();
+            }
+        }
+        text = set_top_level(&text, "cluster", &format!("cluster: {cluster}\n"));
+    }
+    if text.contains(REDACTED) {
+        return Err(missing(
+            dir,
+            &format!(
+                "scenario.yaml has redacted credentials that {} no longer holds",
+                scenario_path.display()
+            ),
+        ));
+    }
+    Ok(text)
+}
+
+/// Each firing that applied, in the order of the recorded steps: the k-th `apply` event of a
+/// step in faults.jsonl is its plan's k-th firing (a skipped one did nothing and is left out).
+fn concrete_steps(
+    plan: &Value,
+    events: &[Value],
+    scenario: &Value,
+    workload_started: u64,
+) -> std::result::Result<Vec<ConcreteStep>, String> {
+    let plan_steps = plan["steps"]
+        .as_array()
+        .ok_or("plan.json has no `steps` (an older format?)")?;
+    let mut out = Vec::new();
+    for (i, plan_step) in plan_steps.iter().enumerate() {
+        let firings = plan_step["firings"].as_array().cloned().unwrap_or_default();
+        let applies = events
+            .iter()
+            .filter(|e| e["step"].as_u64() == Some(i as u64) && e["phase"] == "apply");
+        let params: Map<String, Value> = scenario["faults"][i]
+            .as_object()
+            .map(|step| {
+                step.iter()
+                    .filter(|(k, _)| ACTION_KEYS.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (k, (event, firing)) in applies.zip(&firings).enumerate() {
+            let outcome = event["outcome"].as_str().unwrap_or_default();
+            if outcome.starts_with("skipped") {
+                continue;
+            }
+            let started = event["started"]
+                .as_u64()
+                .ok_or("a fault event has no time")?;
+            let duration = |v: &Value| v.as_str().and_then(|t| parse_duration(t).ok());
+            let mode = firing["mode"].as_str().map(str::to_string);
+            out.push(ConcreteStep {
+                step: i,
+                firing: k,
+                at: Duration::from_nanos(started.saturating_sub(workload_started)),
+                action: firing["action"]
+                    .as_str()
+                    .or(event["action"].as_str())
+                    .unwrap_or_default()
+                    .to_string(),
+                targets: event["targets"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|t| t.as_str().map(str::to_string))
+                    .collect(),
+                // An isolated node's sides follow from its name; other modes drew theirs.
+                grudge: event["grudge"]
+                    .is_object()
+                    .then(|| event["grudge"].clone())
+                    .filter(|_| mode.as_deref() != Some("isolate")),
+                mode,
+                hold: duration(&firing["hold"]),
+                then: firing["then"]["action"].as_str().map(|a| {
+                    let after = firing["then"]["after"].as_str().unwrap_or("0s");
+                    (a.to_string(), after.to_string())
+                }),
+                offset: event["offset"]
+                    .as_str()
+                    .or(firing["offset"].as_str())
+                    .map(str::to_string),
+                params: params.clone(),
+            });
+        }
+    }
+    out.sort_by_key(|s| s.at);
+    Ok(out)
+}
+
+fn workload_shape(workload: &Value) -> std::result::Result<WorkloadShape, String> {
+    let duration = workload["duration"]
+        .as_str()
+        .and_then(|d| parse_duration(d).ok())
+        .ok_or("scenario.yaml's workload has no duration")?;
+    let rate = workload["rate"]
+        .as_str()
+        .and_then(|r| {
+            let (count, per) = r.split_once('/')?;
+            let count: f64 = count.trim().parse().ok()?;
+            Some(if per.trim() == "m" {
+                count / 60.0
+            } else {
+                count
+            })
+        })
+        .ok_or("scenario.yaml's workload has no rate")?;
+    Ok(WorkloadShape {
+        duration,
+        processes: workload["processes"].as_u64().unwrap_or(4) as u32,
+        rate,
+    })
+}
+
+/// When the earliest linearizability violation's witness completed (history clock): the
+/// operation that cannot be placed and the one that ruled it out.
+fn first_violation(result: &Value) -> Option<u64> {
+    let op_end = |op: &Value| op["complete_time"].as_u64().or(op["invoke_time"].as_u64());
+    result["checks"]
+        .as_array()?
+        .iter()
+        .filter(|c| c["check"] == "linearizable" && c["verdict"] == "illegal")
+        .flat_map(|c| {
+            c["detail"]["partitions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|p| {
+            let e = &p["explanation"];
+            let op = op_end(&e["op"])?;
+            Some(op.max(op_end(&e["after"]).unwrap_or(0)))
+        })
+        .min()
+}
+
+/// Replaces the top-level `key:` block of a YAML text (its line and the lines under it, up to
+/// the next top-level key and the comments just above that key) with `block`; appends `block`
+/// when the key is absent. Comments and layout elsewhere are kept.
+pub fn set_top_level(text: &str, key: &str, block: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let is_key = |l: &str| l.starts_with(&format!("{key}:"));
+    let top = |l: &str| {
+        l.chars()
+            .next()
+            .is_some_and(|c| !c.is_whitespace() && c != '#')
+    };
+    let Some(start) = lines.iter().position(|l| is_key(l)) else {
+        let mut out = text.to_string();
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(block);
+        return out;
+    };
+    let mut end = (start + 1..lines.len())
+        .find(|&i| top(lines[i]))
+        .unwrap_or(lines.len());
+    if end < lines.len() {
+        while end > start + 1 && (lines[end - 1].starts_with('#') || lines[end - 1].is_empty()) {
+            end -= 1;
+        }
+    }
+    let mut out = String::new();
+    for l in &lines[..start] {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push_str(block);
+    for l in &lines[end..] {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
+mod duration_text {
+    pub fn serialize<S: serde::Serializer>(
+        d: &std::time::Duration,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::scenario::units::format_duration(*d))
+    }
+}
+
+mod opt_duration_text {
+    pub fn serialize<S: serde::Serializer>(
+        d: &Option<std::time::Duration>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => super::duration_text::serialize(d, s),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_top_level_block_is_replaced_and_the_comments_of_the_next_key_stay() {
+        let text =
+            "name: t\nfaults:\n  - at: 1s\n    do: kill\n\n# what must hold\nchecks:\n  - x\n";
+        let out = set_top_level(text, "faults", "faults: []\n");
+        assert_eq!(
+            out,
+            "name: t\nfaults: []\n\n# what must hold\nchecks:\n  - x\n"
+        );
+        let out = set_top_level("name: t\n", "seed", "seed: 4\n");
+        assert_eq!(out, "name: t\nseed: 4\n");
+        let out = set_top_level(
+            "cluster: { profile: etcd }\nseed: 1\n",
+            "cluster",
+            "cluster: {}\n",
+        );
+        assert_eq!(out, "cluster: {}\nseed: 1\n");
+    }
+
+    fn recorded() -> (Value, Vec<Value>, Value) {
+        let plan = json!({"seed": 1, "steps": [
+            {"step": 0, "trigger": "every 2s..3s", "firings": [
+                {"at": "2s", "action": "partition", "mode": "halves", "hold": "1500ms", "choice": 1},
+                {"at": "4500ms", "action": "kill", "hold": "2s", "choice": 2},
+                {"at": "7s", "action": "pause", "hold": "1s", "choice": 3}]},
+            {"step": 1, "trigger": "on log", "firings": [
+                {"action": "clock-skew", "offset": "+90s", "then": {"action": "restore-clock", "after": "5s"}, "choice": 4}]},
+        ]});
+        let ns = |s: f64| (s * 1e9) as u64;
+        let events = vec![
+            json!({"time": ns(3.0), "started": ns(3.0), "step": 0, "action": "partition", "phase": "apply",
+                   "targets": ["n2"], "mode": "halves", "outcome": "ok",
+                   "grudge": {"n1": [], "n2": ["n1", "n3"], "n3": ["n2"]}}),
+            json!({"time": ns(4.6), "started": ns(4.5), "step": 0, "action": "heal", "phase": "undo", "targets": ["n2"], "outcome": "ok"}),
+            json!({"time": ns(5.6), "started": ns(5.5), "step": 0, "action": "kill", "phase": "apply", "targets": [], "outcome": "skipped: no node"}),
+            json!({"time": ns(6.0), "started": ns(5.9), "step": 1, "action": "clock-skew", "phase": "apply", "targets": ["n3"], "outcome": "ok", "offset": "+90s"}),
+            json!({"time": ns(8.1), "started": ns(8.0), "step": 0, "action": "pause", "phase": "apply", "targets": ["n1"], "outcome": "ok"}),
+            json!({"time": ns(9.0), "started": ns(9.0), "action": "heal", "phase": "final-heal", "targets": [], "outcome": "ok"}),
+        ];
+        let scenario = json!({"faults": [
+            {"every": "2s..3s", "do": ["partition", "kill", "pause"], "for": "1s..2s"},
+            {"on": {"log": {"regex": "x"}}, "do": "clock-skew", "offset": "+60s..+90s", "optional": true}]});
+        (plan, events, scenario)
+    }
+
+    #[test]
+    fn the_schedule_is_what_applied_when_it_applied_on_the_nodes_it_reached() {
+        let (plan, events, scenario) = recorded();
+        let steps = concrete_steps(&plan, &events, &scenario, 1_000_000_000).unwrap();
+        let described: Vec<String> = steps.iter().map(ConcreteStep::describe).collect();
+        assert_eq!(
+            described,
+            [
+                "2s partition n2 (halves) for 1.5s",
+                "4.9s clock-skew n3 +90s, restore-clock after 5s",
+                "7s pause n1 for 1s"
+            ]
+        );
+        assert_eq!(steps[0].grudge.as_ref().unwrap()["n2"], json!(["n1", "n3"]));
+        assert_eq!(steps[1].params["optional"], json!(true));
+        // The skipped kill (firing 2 of step 0) is not replayed; the pause is firing 3.
+        assert_eq!((steps[2].step, steps[2].firing), (0, 2));
+    }
+
+    #[test]
+    fn the_concrete_steps_parse_back_as_a_scenario_with_the_same_schedule() {
+        let (plan, events, scenario) = recorded();
+        let steps = concrete_steps(&plan, &events, &scenario, 1_000_000_000).unwrap();
+        let yaml: String = steps.iter().map(ConcreteStep::yaml).collect();
+        let text = format!(
+            "name: t\nsystem: etcd\ncluster: {{ profile: etcd }}\nworkload: {{ kind: register, rate: 10/s, duration: 20s }}\nfaults:\n{yaml}"
+        );
+        let spec = crate::scenario::parse_text(Path::new("t.yaml"), &text).unwrap();
+        let plan = crate::scenario::plan::make_plan(&spec, 9);
+        let fired: Vec<(Option<Duration>, String)> = plan
+            .steps
+            .iter()
+            .map(|s| (s.firings[0].at, format!("{:?}", s.target)))
+            .collect();
+        assert_eq!(
+            fired,
+            [
+                (Some(Duration::from_secs(2)), r#"Nodes(["n2"])"#.to_string()),
+                (
+                    Some(Duration::from_millis(4900)),
+                    r#"Nodes(["n3"])"#.to_string()
+                ),
+                (Some(Duration::from_secs(7)), r#"Nodes(["n1"])"#.to_string()),
+            ]
+        );
+        assert_eq!(plan.steps[0].params.grudge.as_ref().unwrap()["n3"].len(), 1);
+        assert_eq!(plan.steps[1].firings[0].offset, Some(90_000));
+        assert_eq!(
+            plan.steps[1].firings[0].then.as_ref().unwrap().after,
+            Some(Duration::from_secs(5))
+        );
+    }
+}
