@@ -18,13 +18,13 @@ use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::{Cluster, ClusterSpec};
-use crate::compose::ComposeFile;
+use crate::cluster::compose::ComposeFile;
 use crate::error::{HarnessError, Result};
 use crate::recorder::Recorder;
 use crate::scenario::WorkloadKind;
 use crate::systems::{self, AdapterSettings, Operation, Outcome};
-use crate::workload::{self, WorkloadConfig};
-use crate::{docker, images};
+use crate::workloads::{self, WorkloadConfig};
+use crate::cluster::{docker, images};
 
 pub struct BenchOptions {
     pub ready_trials: usize,
@@ -220,7 +220,7 @@ async fn measure(
 ) -> (Duration, Duration, u64) {
     let cpu_before = cpu_time();
     let started = Instant::now();
-    workload::run(adapter, recorder.clone(), config, CancellationToken::new()).await;
+    workloads::run(adapter, recorder.clone(), config, CancellationToken::new()).await;
     let wall = started.elapsed();
     let cpu = cpu_time() - cpu_before;
     let ops = *recorder.completed().borrow();

@@ -3,26 +3,21 @@
 //!
 //! Data flows one way: scenario -> cluster + workload + faults -> history -> checker -> report.
 
-pub mod bench;
-pub mod checks;
+// By stage, in the order data flows.
+pub mod scenario;
 pub mod cluster;
-pub mod compose;
-pub mod converge;
-pub mod docker;
-pub mod error;
-pub mod evidence;
+pub mod systems;
+pub mod workloads;
 pub mod faults;
-pub mod fencing;
-pub mod images;
-pub mod lease;
-pub mod progress;
-pub mod proxy;
 pub mod recorder;
-pub mod replay;
+pub mod progress;
+pub mod checks;
 pub mod report;
 pub mod run;
-pub mod scenario;
+
+// Around a run: replaying and shrinking one, suites, measuring the harness.
+pub mod bench;
+pub mod error;
+pub mod replay;
 pub mod shrink;
 pub mod suite;
-pub mod systems;
-pub mod workload;

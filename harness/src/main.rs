@@ -9,7 +9,8 @@ use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
 use chaos::error::{self, HarnessError, EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK};
-use chaos::{bench, checks, compose, docker, images, report, run, scenario};
+use chaos::cluster::{compose, docker, images};
+use chaos::{bench, checks, report, run, scenario};
 
 #[derive(Parser)]
 #[command(

@@ -17,8 +17,9 @@ use crate::scenario::plan::{make_plan, Plan};
 use crate::scenario::units::format_offset;
 use crate::scenario::LoadedScenario;
 use crate::systems::{self, AdapterSettings};
-use crate::workload::{self, WorkloadConfig};
-use crate::{checks, docker, images, report};
+use crate::cluster::{docker, images};
+use crate::workloads::{self, WorkloadConfig};
+use crate::{checks, report};
 
 pub struct RunOptions {
     pub seed: Option<u64>,
@@ -306,7 +307,7 @@ async fn drive(
     run_dir: &Path,
     run_start: Instant,
     plan: &Plan,
-    mut proxy_events: tokio::sync::mpsc::UnboundedReceiver<crate::proxy::ProxyEvent>,
+    mut proxy_events: tokio::sync::mpsc::UnboundedReceiver<crate::faults::proxy::ProxyEvent>,
     workload_started: &std::sync::OnceLock<u64>,
     interrupt: CancellationToken,
 ) -> Result<()> {
@@ -459,7 +460,7 @@ async fn drive(
             .as_ref()
             .map(|f| f.value.clone())
             .unwrap_or_default();
-        crate::fencing::run_rounds(store, &recorder, &log, &config, &shape, interrupt.clone())
+        crate::workloads::fencing::run_rounds(store, &recorder, &log, &config, &shape, interrupt.clone())
             .await;
     } else if config.kind == crate::scenario::WorkloadKind::Lease {
         let shape = spec
@@ -468,7 +469,7 @@ async fn drive(
             .as_ref()
             .map(|l| l.value.clone())
             .unwrap_or_default();
-        crate::lease::run_files(
+        crate::workloads::lease::run_files(
             adapter.clone(),
             recorder.clone(),
             config.clone(),
@@ -477,7 +478,7 @@ async fn drive(
         )
         .await;
     } else {
-        workload::run(
+        workloads::run(
             adapter.clone(),
             recorder.clone(),
             config.clone(),
@@ -512,7 +513,7 @@ async fn drive(
     if final_phase.reads && config.kind != crate::scenario::WorkloadKind::Fencing {
         let first = u64::from(config.processes) * 1_000_000;
         tokio::select! {
-            _ = workload::final_reads(adapter.as_ref(), &recorder, &config, first) => {}
+            _ = workloads::final_reads(adapter.as_ref(), &recorder, &config, first) => {}
             _ = interrupt.cancelled() => return Ok(()),
         }
     }
@@ -521,9 +522,9 @@ async fn drive(
         .checks
         .iter()
         .any(|c| matches!(&c.value, crate::scenario::CheckSpec::Converge(c) if c.lookups));
-    let keys = workload::touched_keys(&config);
+    let keys = workloads::touched_keys(&config);
     let lookup_keys = wants_lookups.then_some(keys.as_slice());
-    crate::converge::record(adapter.as_ref(), run_dir, lookup_keys).await;
+    crate::checks::converge::record(adapter.as_ref(), run_dir, lookup_keys).await;
     if loaded.uses_chaosfs() {
         merge_chaosfs_logs(&engine, cluster, loaded).await;
     }

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use chaos::compose::{ComposeFile, Service};
+use chaos::cluster::compose::{ComposeFile, Service};
 
 const PROFILE: &str = "ozone";
 const SCM_HA: &str = "ozone-scm-ha";

@@ -14,7 +14,7 @@ use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_saphyr::{Location, Spanned};
 
-use crate::compose::ComposeFile;
+use crate::cluster::compose::ComposeFile;
 use crate::systems;
 pub use units::{Dur, DurRange, OffsetRange, Rate};
 
@@ -1659,7 +1659,7 @@ fn validate(spec: &Scenario, facts: &NodeFacts, problems: &mut Problems) {
             "s3",
             format!(
                 "`s3:` applies to the systems that speak S3 ({})",
-                crate::systems::S3_SYSTEMS.join(", ")
+                crate::systems::s3_systems().join(", ")
             ),
         );
     }

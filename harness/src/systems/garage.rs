@@ -36,7 +36,8 @@ pub const INFO: SystemInfo = SystemInfo {
     workloads: &[WorkloadKind::S3Object, WorkloadKind::Fencing],
     has_roles: false,
     ready_within: std::time::Duration::from_secs(120),
-    make: |cluster, settings| Box::new(Garage::new(cluster, settings)),
+    make: |cluster, settings| Box::new(Garage::new(cluster, settings)),    speaks_s3: true,
+    ..SystemInfo::PLAIN
 };
 
 /// Garage's RPC port between the nodes (`rpc_bind_addr` in images/garage/garage.toml).
@@ -263,7 +264,7 @@ impl SystemAdapter for Garage {
 /// Output (stdout and stderr) of a command in a node; a non-zero exit is an error with the
 /// last lines it printed.
 async fn exec(docker: &Docker, container: &str, cmd: Vec<String>) -> Result<String, String> {
-    let out = crate::docker::exec(docker, container, &cmd)
+    let out = crate::cluster::docker::exec(docker, container, &cmd)
         .await
         .map_err(|e| e.to_string())?;
     if out.code != 0 {

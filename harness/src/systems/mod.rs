@@ -25,6 +25,32 @@ pub struct SystemInfo {
     /// (eight JVMs starting on two cores take longer than three etcd processes).
     pub ready_within: Duration,
     pub make: fn(&Cluster, &AdapterSettings) -> Box<dyn SystemAdapter>,
+    /// The admin actions its adapter carries out (`transfer-leader`, ...).
+    pub admin_actions: &'static [crate::scenario::Action],
+    /// Whether its adapter talks S3 and reads the scenario's `s3:` section.
+    pub speaks_s3: bool,
+    /// Whether its adapter answers `applied_indexes` (the `converge` check needs it).
+    pub applied_index: bool,
+    /// The profile `--scm-ha` plays a scenario on instead of its own (ozone -> ozone-scm-ha).
+    pub scm_ha_profile: Option<fn(&str) -> String>,
+    /// What `chaos run` says up front about a system whose adapter has not met everything live.
+    pub caveat: Option<&'static str>,
+}
+
+impl SystemInfo {
+    /// The capabilities most systems have: none of the optional ones.
+    pub const PLAIN: SystemInfo = SystemInfo {
+        name: "",
+        workloads: &[],
+        has_roles: false,
+        ready_within: Duration::from_secs(120),
+        make: |_, _| unreachable!("PLAIN is only a template for the optional capabilities"),
+        admin_actions: &[],
+        speaks_s3: false,
+        applied_index: false,
+        scm_ha_profile: None,
+        caveat: None,
+    };
 }
 
 pub const SYSTEMS: &[SystemInfo] = &[etcd::INFO, redis::INFO, s3::INFO, garage::INFO, ozone::INFO];
@@ -35,39 +61,34 @@ pub fn lookup(name: &str) -> Option<&'static SystemInfo> {
 
 /// The admin actions a system's adapter carries out (checked before anything starts).
 pub fn admin_actions(system: &str) -> &'static [crate::scenario::Action] {
-    match system {
-        "ozone" => ozone::ADMIN_ACTIONS,
-        _ => &[],
-    }
+    lookup(system).map_or(&[], |s| s.admin_actions)
 }
 
 /// The systems whose adapters talk S3 and read the scenario's `s3:` section.
-pub const S3_SYSTEMS: &[&str] = &["s3", "garage", "ozone"];
+pub fn s3_systems() -> Vec<&'static str> {
+    SYSTEMS.iter().filter(|s| s.speaks_s3).map(|s| s.name).collect()
+}
 
 pub fn speaks_s3(system: &str) -> bool {
-    S3_SYSTEMS.contains(&system)
+    lookup(system).is_some_and(|s| s.speaks_s3)
 }
 
 /// Whether a system's adapter answers `applied_indexes` (the `converge` check needs it).
 pub fn has_applied_index(system: &str) -> bool {
-    system == "ozone"
+    lookup(system).is_some_and(|s| s.applied_index)
 }
 
 /// The profile `--scm-ha` plays a scenario of this system on instead of the scenario's own:
 /// ozone's three-SCM variant (`ozone` -> `ozone-scm-ha`). None: the system has no SCM.
 pub fn scm_ha_profile(system: &str, profile: &str) -> Option<String> {
-    match system {
-        "ozone" => Some(ozone::scm_ha_profile(profile)),
-        _ => None,
-    }
+    lookup(system)
+        .and_then(|s| s.scm_ha_profile)
+        .map(|variant| variant(profile))
 }
 
 /// What `chaos run` says up front about a system whose adapter has not met a live cluster yet.
 pub fn caveat(system: &str) -> Option<&'static str> {
-    match system {
-        "ozone" => Some(ozone::NOT_YET_LIVE),
-        _ => None,
-    }
+    lookup(system).and_then(|s| s.caveat)
 }
 
 /// Node -> URL of its client port as the harness reaches it (through the proxy if there is one),
@@ -165,7 +186,7 @@ pub trait SystemAdapter: Send + Sync {
     /// Each node's own answer to a lookup of each key (node -> key -> answer), for the
     /// `converge` check's lookups: a node that could not be asked answers `{"error": ...}`;
     /// empty for a system without per-node lookups.
-    async fn replica_lookups(&self, _keys: &[String]) -> crate::converge::Lookups {
+    async fn replica_lookups(&self, _keys: &[String]) -> crate::checks::converge::Lookups {
         BTreeMap::new()
     }
 

@@ -75,7 +75,11 @@ pub const INFO: SystemInfo = SystemInfo {
     ],
     has_roles: true,
     ready_within: std::time::Duration::from_secs(300),
-    make: |cluster, settings| Box::new(Ozone::new(cluster, settings)),
+    make: |cluster, settings| Box::new(Ozone::new(cluster, settings)),    admin_actions: ADMIN_ACTIONS,
+    speaks_s3: true,
+    applied_index: true,
+    scm_ha_profile: Some(scm_ha_profile),
+    caveat: Some(NOT_YET_LIVE),
 };
 
 /// `chaos run --scm-ha` plays an Ozone scenario of profile P on profile P + this suffix: the same
@@ -317,7 +321,7 @@ pub fn count_open_three(list: &str) -> usize {
 
 /// Standard output of a command in an OM container; a non-zero exit is an error.
 async fn exec(docker: &Docker, container: &str, cmd: &[String]) -> Result<String, String> {
-    let out = crate::docker::exec(docker, container, cmd)
+    let out = crate::cluster::docker::exec(docker, container, cmd)
         .await
         .map_err(|e| e.to_string())?;
     if out.code != 0 {
@@ -428,7 +432,7 @@ impl SystemAdapter for Ozone {
 
     /// Each OM made leader in turn (a follower does not serve reads) and asked alone for every
     /// key: `{"length": n, "open": bool}`, `"absent"`, or `{"error": ...}`.
-    async fn replica_lookups(&self, keys: &[String]) -> crate::converge::Lookups {
+    async fn replica_lookups(&self, keys: &[String]) -> crate::checks::converge::Lookups {
         let bucket = match self.workload {
             WorkloadKind::Lease => FILES,
             WorkloadKind::Create => BUCKET,
@@ -550,7 +554,7 @@ impl ShellClient {
         &self,
         script: &str,
         args: &[&str],
-    ) -> Result<crate::docker::ExecOutput, String> {
+    ) -> Result<crate::cluster::docker::ExecOutput, String> {
         let mut cmd = vec![
             "bash".to_string(),
             "-c".into(),
@@ -558,7 +562,7 @@ impl ShellClient {
             "chaos".into(),
         ];
         cmd.extend(args.iter().map(|a| a.to_string()));
-        crate::docker::exec(&self.docker, &self.container, &cmd)
+        crate::cluster::docker::exec(&self.docker, &self.container, &cmd)
             .await
             .map_err(|e| e.to_string())
     }

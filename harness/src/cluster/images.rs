@@ -12,7 +12,7 @@ use bollard::Docker;
 use futures_util::StreamExt;
 
 use crate::cluster::TOOLS_IMAGE;
-use crate::compose::ComposeFile;
+use crate::cluster::compose::ComposeFile;
 use crate::error::{docker_message, HarnessError, Result};
 
 pub const BASE_IMAGE: &str = "chaos-base:bookworm";

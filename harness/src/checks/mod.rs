@@ -2,6 +2,9 @@
 //! library and writes result.json (verdict per check, counterexample, statistics). Reads files
 //! only, so `chaos check RUN_DIR` gives the same answer later, anywhere.
 
+pub mod converge;
+pub mod evidence;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -256,7 +259,7 @@ fn run_checks(
     for check in checks {
         match check {
             CheckSpec::Fencing(_) => match run_dir {
-                Some(dir) => out.extend(crate::fencing::check(dir)),
+                Some(dir) => out.extend(crate::workloads::fencing::check(dir)),
                 None => {
                     return Err(HarnessError::BadInput(
                         "the fencing check reads a run folder's fencing.jsonl".into(),
@@ -264,7 +267,7 @@ fn run_checks(
                 }
             },
             CheckSpec::ConditionalWrites(_) => match run_dir {
-                Some(dir) => out.push(crate::fencing::check_probe(dir)),
+                Some(dir) => out.push(crate::workloads::fencing::check_probe(dir)),
                 None => {
                     return Err(HarnessError::BadInput(
                         "the conditional-writes check reads a run folder's probe.json".into(),
@@ -279,15 +282,15 @@ fn run_checks(
                 }),
             }),
             CheckSpec::Converge(c) => out.push(match run_dir {
-                Some(dir) => crate::converge::check(dir, c),
-                None => crate::converge::needs_run_folder(),
+                Some(dir) => crate::checks::converge::check(dir, c),
+                None => crate::checks::converge::needs_run_folder(),
             }),
             other => {
                 let mut result = run_check(history, other, timeout)?;
                 // A run's checks must have had something to check; a history recorded
                 // elsewhere is checked as it is.
                 if run_dir.is_some() {
-                    crate::evidence::hold(&mut result, other, history);
+                    crate::checks::evidence::hold(&mut result, other, history);
                 }
                 out.push(result);
             }
@@ -383,7 +386,7 @@ pub fn check_run(
 fn fault_steps_check(run_dir: &Path) -> Option<Value> {
     let plan: Value =
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("plan.json")).ok()?).ok()?;
-    crate::evidence::fault_steps(&plan, &read_faults(run_dir))
+    crate::checks::evidence::fault_steps(&plan, &read_faults(run_dir))
 }
 
 /// result.json for a run that was not checked (interrupted, or the harness failed).

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::recorder::Recorder;
 use crate::scenario::LeaseSpec;
 use crate::systems::{Operation, Outcome, SystemAdapter, SystemClient};
-use crate::workload::WorkloadConfig;
+use crate::workloads::WorkloadConfig;
 
 /// The file names of the lease workload: f0, f1, ...
 pub fn file_name(index: u64) -> String {

@@ -3,6 +3,8 @@
 //! targets at that moment, applies its action, and undoes it after `for:`. Every action and undo
 //! is recorded in faults.jsonl.
 
+pub mod proxy;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,7 +17,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::Cluster;
-use crate::proxy::RequestMatch;
+use crate::faults::proxy::RequestMatch;
 use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
 use crate::scenario::plan::{ActionParams, Firing, Plan, StepPlan};
 use crate::scenario::{Action, FaultStep, PartitionMode, Pick, Role, Target};

@@ -2,6 +2,10 @@
 //! everything labelled with the run id. Node lifecycle faults (pause, kill, ...) and network
 //! partitions act here; the fault engine decides when and on whom.
 
+pub mod compose;
+pub mod docker;
+pub mod images;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -22,8 +26,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use crate::compose::{parse_port, ComposeFile, Service};
-use crate::docker::{run_labels, LABEL_NODE};
+use crate::cluster::compose::{parse_port, ComposeFile, Service};
+use crate::cluster::docker::{run_labels, LABEL_NODE};
 use crate::error::{docker_message, HarnessError, Result};
 
 /// The image used for network faults: iptables run in a node's network namespace.
@@ -70,7 +74,7 @@ pub struct Cluster {
     stop_logs: CancellationToken,
     log_tasks: Vec<tokio::task::JoinHandle<()>>,
     /// Proxies in front of client ports, by (node, container port), when the scenario uses them.
-    proxies: BTreeMap<(String, u16), crate::proxy::Proxy>,
+    proxies: BTreeMap<(String, u16), crate::faults::proxy::Proxy>,
     /// Set once a partition was applied, so the final heal skips the helper containers otherwise.
     partitioned: std::sync::atomic::AtomicBool,
     /// Node -> its clock offset in ms, for the nodes whose clock a fault moved.
@@ -510,12 +514,12 @@ impl Cluster {
     /// Puts a proxy in front of every published port; what they do goes to `events`.
     pub async fn start_proxies(
         &mut self,
-        events: tokio::sync::mpsc::UnboundedSender<crate::proxy::ProxyEvent>,
+        events: tokio::sync::mpsc::UnboundedSender<crate::faults::proxy::ProxyEvent>,
     ) -> Result<()> {
         for node in self.nodes.clone() {
             for &port in node.ports.keys() {
                 let upstream = self.direct_endpoint(&node.name, port).expect("published");
-                let proxy = crate::proxy::Proxy::start(&node.name, upstream, events.clone())
+                let proxy = crate::faults::proxy::Proxy::start(&node.name, upstream, events.clone())
                     .await
                     .map_err(|e| HarnessError::infra(format!("cannot start a proxy: {e}")))?;
                 self.proxies.insert((node.name.clone(), port), proxy);
@@ -525,7 +529,7 @@ impl Cluster {
     }
 
     /// The proxies in front of a node's ports.
-    pub fn proxies_of(&self, node: &str) -> Vec<&crate::proxy::Proxy> {
+    pub fn proxies_of(&self, node: &str) -> Vec<&crate::faults::proxy::Proxy> {
         self.proxies
             .iter()
             .filter(|((n, _), _)| n == node)
@@ -648,7 +652,7 @@ impl Cluster {
 
     /// Runs a command in a node and returns its output; a non-zero exit is an error.
     pub async fn exec(&self, node: &str, cmd: Vec<String>) -> Result<String> {
-        let out = crate::docker::exec(&self.docker, self.container(node)?, &cmd).await?;
+        let out = crate::cluster::docker::exec(&self.docker, self.container(node)?, &cmd).await?;
         if out.code != 0 {
             return Err(HarnessError::infra(format!(
                 "`{}` in {node} failed (exit {}): {}",
@@ -895,7 +899,7 @@ impl Cluster {
         for task in self.log_tasks.drain(..) {
             let _ = tokio::time::timeout(Duration::from_secs(2), task).await;
         }
-        crate::docker::sweep(&self.docker, Some(&self.run_id)).await?;
+        crate::cluster::docker::sweep(&self.docker, Some(&self.run_id)).await?;
         Ok(())
     }
 

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::recorder::{JsonlWriter, Recorder};
 use crate::scenario::FencingSpec;
-use crate::workload::WorkloadConfig;
+use crate::workloads::WorkloadConfig;
 
 pub async fn run_rounds(
     store: BucketStore,

@@ -1,6 +1,9 @@
 //! Workloads: processes (Jepsen's sense: at most one operation in flight each) that issue
 //! operations at a set rate through a system adapter's clients, and record each one.
 
+pub mod fencing;
+pub mod lease;
+
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
