@@ -1,0 +1,437 @@
+//! Fault steps as a scenario writes them: actions, targets, triggers and their settings.
+
+use super::*;
+
+/// What a fault step does. Each action that breaks something has an undo, applied after `for:`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    Pause,
+    Unpause,
+    Kill,
+    Stop,
+    Start,
+    Restart,
+    Partition,
+    Heal,
+    /// Proxy: forward matching requests, drop their replies and close the connection.
+    LoseReply,
+    /// Proxy: hold every reply for `delay`.
+    DelayReplies,
+    /// Proxy: reset every open connection (clients see ECONNRESET).
+    ResetConnections,
+    /// Proxy: remove every proxy fault.
+    ClearProxy,
+    /// chaosfs: every fsync waits `delay` (± `jitter`), optionally only for `paths`.
+    SlowFsync,
+    /// chaosfs: the next `count` fsyncs (or a `fraction` of them) fail with `errno` (EIO).
+    FailFsync,
+    /// chaosfs: writes wait `delay`.
+    SlowWrites,
+    /// Drop un-fsynced data (`lose-unsynced: true`), kill the node, start it again.
+    Crash,
+    /// chaosfs: remove every filesystem fault.
+    ClearFs,
+    /// System admin: make the target the leader (Ozone: `ozone admin om transfer`).
+    TransferLeader,
+    /// System admin: the targets take a snapshot of their replicated state now.
+    TakeSnapshot,
+    /// System admin: close a storage container (`container:`; Ozone: `ozone admin container close`).
+    CloseContainer,
+    /// System admin: prepare the replicated service for an upgrade (Ozone: `ozone admin om prepare`).
+    Prepare,
+    /// libfaketime: the node's wall clock runs `offset` away from true time.
+    ClockSkew,
+    /// libfaketime: the node's wall clock is true time again.
+    RestoreClock,
+}
+
+impl Action {
+    pub const ALL: &'static [Action] = &[
+        Action::Pause,
+        Action::Unpause,
+        Action::Kill,
+        Action::Stop,
+        Action::Start,
+        Action::Restart,
+        Action::Partition,
+        Action::Heal,
+        Action::LoseReply,
+        Action::DelayReplies,
+        Action::ResetConnections,
+        Action::ClearProxy,
+        Action::SlowFsync,
+        Action::FailFsync,
+        Action::SlowWrites,
+        Action::Crash,
+        Action::ClearFs,
+        Action::TransferLeader,
+        Action::TakeSnapshot,
+        Action::CloseContainer,
+        Action::Prepare,
+        Action::ClockSkew,
+        Action::RestoreClock,
+    ];
+
+    /// The action that undoes this one, if any (`for:` applies it automatically).
+    pub fn undo(self) -> Option<Action> {
+        match self {
+            Action::Pause => Some(Action::Unpause),
+            Action::Kill | Action::Stop => Some(Action::Start),
+            Action::Partition => Some(Action::Heal),
+            Action::LoseReply | Action::DelayReplies => Some(Action::ClearProxy),
+            Action::SlowFsync | Action::FailFsync | Action::SlowWrites => Some(Action::ClearFs),
+            Action::ClockSkew => Some(Action::RestoreClock),
+            Action::Unpause
+            | Action::Start
+            | Action::Restart
+            | Action::Heal
+            | Action::ResetConnections
+            | Action::ClearProxy
+            | Action::Crash
+            | Action::ClearFs
+            | Action::TransferLeader
+            | Action::TakeSnapshot
+            | Action::CloseContainer
+            | Action::Prepare
+            | Action::RestoreClock => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Pause => "pause",
+            Action::Unpause => "unpause",
+            Action::Kill => "kill",
+            Action::Stop => "stop",
+            Action::Start => "start",
+            Action::Restart => "restart",
+            Action::Partition => "partition",
+            Action::Heal => "heal",
+            Action::LoseReply => "lose-reply",
+            Action::DelayReplies => "delay-replies",
+            Action::ResetConnections => "reset-connections",
+            Action::ClearProxy => "clear-proxy",
+            Action::SlowFsync => "slow-fsync",
+            Action::FailFsync => "fail-fsync",
+            Action::SlowWrites => "slow-writes",
+            Action::Crash => "crash",
+            Action::ClearFs => "clear-fs",
+            Action::TransferLeader => "transfer-leader",
+            Action::TakeSnapshot => "take-snapshot",
+            Action::CloseContainer => "close-container",
+            Action::Prepare => "prepare",
+            Action::ClockSkew => "clock-skew",
+            Action::RestoreClock => "restore-clock",
+        }
+    }
+
+    /// Faults that act in chaosfs (the node needs `x-chaos: { fs: [...] }`).
+    pub fn uses_chaosfs(self) -> bool {
+        matches!(
+            self,
+            Action::SlowFsync | Action::FailFsync | Action::SlowWrites | Action::ClearFs
+        )
+    }
+
+    /// Faults that act through libfaketime (the node needs `x-chaos: { clock-skew: true }`).
+    pub fn uses_faketime(self) -> bool {
+        matches!(self, Action::ClockSkew | Action::RestoreClock)
+    }
+
+    /// Faults that act in the harness's proxy (the scenario's client ports go through it).
+    pub fn uses_proxy(self) -> bool {
+        matches!(
+            self,
+            Action::LoseReply
+                | Action::DelayReplies
+                | Action::ResetConnections
+                | Action::ClearProxy
+        )
+    }
+}
+
+impl Action {
+    /// Actions the system adapter carries out with its own admin tools (not every system has
+    /// them: `systems::admin_actions`).
+    pub fn is_admin(self) -> bool {
+        matches!(
+            self,
+            Action::TransferLeader
+                | Action::TakeSnapshot
+                | Action::CloseContainer
+                | Action::Prepare
+        )
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartitionMode {
+    /// The targets are cut off from every other node.
+    Isolate,
+    /// The cluster is split into two random halves (targets ignored).
+    Halves,
+    /// Every node sees a majority, no two nodes the same one (Jepsen's majorities ring).
+    MajorityRing,
+    /// Two halves joined by one node that sees both.
+    Bridge,
+}
+
+/// One action, or a list to pick from at random (for `every:` schedules).
+#[derive(Debug, Clone)]
+pub struct Actions(pub Vec<Action>);
+
+impl<'de> Deserialize<'de> for Actions {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum OneOrMany {
+            One(Action),
+            Many(Vec<Action>),
+        }
+        // Untagged errors are vague; try the common case first for a precise message.
+        match OneOrMany::deserialize(deserializer) {
+            Ok(OneOrMany::One(a)) => Ok(Actions(vec![a])),
+            Ok(OneOrMany::Many(list)) if !list.is_empty() => Ok(Actions(list)),
+            Ok(OneOrMany::Many(_)) => Err(de::Error::custom("`do:` needs at least one action")),
+            Err(_) => Err(de::Error::custom(
+                "expected an action or a list of actions: pause, unpause, kill, stop, start, \
+                 restart, partition, heal, lose-reply, delay-replies, reset-connections, clear-proxy, \
+                 slow-fsync, fail-fsync, slow-writes, crash, clear-fs, transfer-leader, take-snapshot, \
+                 close-container, prepare, clock-skew, restore-clock",
+            )),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pick {
+    /// One node of the candidates, chosen with the seed.
+    #[default]
+    One,
+    All,
+    /// A majority of the candidates (of the whole cluster when no role is given).
+    Majority,
+    Minority,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    Leader,
+    Follower,
+}
+
+/// Which nodes a fault hits: a node name, a list of names, or a role with a pick.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Target {
+    Nodes(Vec<String>),
+    Select {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        role: Option<Role>,
+        pick: Pick,
+    },
+}
+
+impl Default for Target {
+    fn default() -> Self {
+        Target::Select {
+            role: None,
+            pick: Pick::One,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Target {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TargetVisitor;
+        impl<'de> Visitor<'de> for TargetVisitor {
+            type Value = Target;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a node name, a list of node names, or { role: leader|follower, pick: one|all|majority|minority }")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Target, E> {
+                Ok(Target::Nodes(vec![v.to_string()]))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Target, A::Error> {
+                let mut nodes = Vec::new();
+                while let Some(node) = seq.next_element::<String>()? {
+                    nodes.push(node);
+                }
+                if nodes.is_empty() {
+                    return Err(de::Error::custom("an empty list of target nodes"));
+                }
+                Ok(Target::Nodes(nodes))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Target, A::Error> {
+                let mut role = None;
+                let mut pick = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "role" => role = Some(map.next_value::<Role>()?),
+                        "pick" => pick = Some(map.next_value::<Pick>()?),
+                        other => return Err(de::Error::unknown_field(other, &["role", "pick"])),
+                    }
+                }
+                Ok(Target::Select {
+                    role,
+                    pick: pick.unwrap_or_default(),
+                })
+            }
+        }
+        deserializer.deserialize_any(TargetVisitor)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AfterOps {
+    pub ops: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogTrigger {
+    /// The node whose log is watched; any node when absent.
+    pub node: Option<Spanned<String>>,
+    pub regex: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnSpec {
+    pub log: LogTrigger,
+}
+
+/// A probe that fires when a node takes a role (`{ node: etcd2, role: leader }`), or falls more
+/// than `behind` entries behind the highest applied index (`{ node: om3, behind: 500 }`), or when
+/// any node does if no node is named. One of `role` and `behind`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WhenSpec {
+    pub node: Option<Spanned<String>>,
+    pub role: Option<Role>,
+    /// Applied-index lag (systems with the probe: ozone).
+    pub behind: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThenSpec {
+    #[serde(rename = "do")]
+    pub action: Action,
+    pub after: DurRange,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultStep {
+    pub at: Option<Dur>,
+    pub after: Option<AfterOps>,
+    pub on: Option<OnSpec>,
+    pub when: Option<WhenSpec>,
+    pub every: Option<DurRange>,
+    #[serde(rename = "do")]
+    pub actions: Actions,
+    pub mode: Option<PartitionMode>,
+    /// partition: exactly who drops packets from whom (node -> nodes), instead of drawing the
+    /// sides from `mode:`; how a replayed or shrunk schedule repeats a random partition.
+    pub grudge: Option<Spanned<BTreeMap<String, Vec<String>>>>,
+    #[serde(default)]
+    pub target: Option<Spanned<Target>>,
+    #[serde(rename = "for")]
+    pub duration: Option<DurRange>,
+    pub then: Option<ThenSpec>,
+    /// lose-reply: which requests (all when absent).
+    #[serde(rename = "match")]
+    pub matching: Option<MatchSpec>,
+    /// lose-reply: how many replies to lose (1 when absent).
+    pub count: Option<u32>,
+    /// delay-replies, slow-fsync, slow-writes: how long each reply, fsync or write waits.
+    pub delay: Option<Dur>,
+    /// slow-fsync, slow-writes: random extra wait up to this.
+    pub jitter: Option<Dur>,
+    /// slow-fsync, fail-fsync: only files whose path matches this regex.
+    pub paths: Option<Spanned<String>>,
+    /// fail-fsync: the error fsync returns (EIO by default).
+    pub errno: Option<String>,
+    /// fail-fsync: fail this fraction of fsyncs instead of a count.
+    pub fraction: Option<f64>,
+    /// crash: drop what was written but not fsynced before the kill.
+    #[serde(rename = "lose-unsynced")]
+    pub lose_unsynced: Option<bool>,
+    /// close-container: the container id, or `open` for every open container.
+    pub container: Option<ContainerRef>,
+    /// clock-skew: how far the node's wall clock runs from true time (`+70s`, `-30s`, or a
+    /// range drawn with the seed, `+60s..+90s`).
+    pub offset: Option<OffsetRange>,
+    /// Without it, a step that never fired or never applied makes the run unknown (exit 2):
+    /// a fault that did not happen tested nothing.
+    #[serde(default)]
+    pub optional: bool,
+}
+
+/// Which storage containers close-container closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ContainerRef {
+    /// One container, by id.
+    Id(u64),
+    /// Every container open when the step fires (`container: open`): a write in flight is
+    /// then in one of them whichever the datanodes chose.
+    #[serde(serialize_with = "serialize_open")]
+    Open,
+}
+
+fn serialize_open<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("open")
+}
+
+impl<'de> Deserialize<'de> for ContainerRef {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ContainerRef;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a container id or `open`")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ContainerRef, E> {
+                Ok(ContainerRef::Id(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ContainerRef, E> {
+                u64::try_from(v)
+                    .map(ContainerRef::Id)
+                    .map_err(|_| E::custom(format!("`{v}` is not a container id")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ContainerRef, E> {
+                match v {
+                    "open" => Ok(ContainerRef::Open),
+                    other => other.parse().map(ContainerRef::Id).map_err(|_| {
+                        E::custom(format!("`{other}`: expected a container id or `open`"))
+                    }),
+                }
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// HTTP requests a proxy fault applies to.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatchSpec {
+    pub method: Option<String>,
+    /// A regex on the request path.
+    pub path: Option<Spanned<String>>,
+    /// Header name and a regex on its value.
+    pub header: Option<IndexMap<String, String>>,
+}

@@ -1,0 +1,251 @@
+//! The workload section of a scenario: its kind, shape and the per-kind sections.
+
+use super::*;
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// read / write / cas on a few keys, unique written values.
+    Register,
+    /// add unique values to a few sets, read them whole (final reads feed the durable check).
+    Set,
+    /// create fresh keys if absent (cas [null, v]), one request each, resent when the answer is
+    /// lost (`retries`); final reads read every created key.
+    Create,
+    /// get / put / delete / put-if-none-match / put-if-match on a few S3 objects, unique bodies
+    /// (the `s3-object` model).
+    S3Object,
+    /// chaos-s3's fencing protocol over conditional writes: rounds of takeovers raced by
+    /// writers that keep uploading (checked by `fencing`).
+    Fencing,
+    /// hsync'd files and lease recovery (Ozone, FSO bucket): `lease.files` files start at
+    /// `rate`; each file's writer creates and hsyncs it, another process calls recoverLease on
+    /// it `lease.recover-after` later, and the writer closes it `lease.close-after` the hsync
+    /// (see [`LeaseSpec`]). The workload lasts `duration`, and longer if a file is not closed
+    /// yet; final reads look every file up.
+    Lease,
+    /// Fresh keys written with data through a system's streaming client, run in a node's
+    /// container (Ozone: `ozone sh key put --stream`), `stream.length` bytes each (`put`, a
+    /// write for `durable`); final reads read every key back whole and compare its bytes.
+    Stream,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadConsistency {
+    /// Reads go through the consensus protocol (etcd: quorum reads).
+    #[default]
+    Linearizable,
+    /// Reads are served from the node's local state (etcd: serializable reads). Known to be stale.
+    Serializable,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub kind: Spanned<WorkloadKind>,
+    #[serde(default = "default_keys")]
+    pub keys: u32,
+    #[serde(default = "default_processes")]
+    pub processes: u32,
+    pub rate: Rate,
+    pub duration: Dur,
+    #[serde(default = "default_timeout")]
+    pub timeout: Dur,
+    #[serde(default)]
+    pub read: ReadConsistency,
+    /// Nodes the processes talk to (round robin); every node of the cluster by default.
+    #[serde(default)]
+    pub nodes: Option<Spanned<Vec<String>>>,
+    /// How often a client resends a request whose answer never came, as retrying client
+    /// libraries do (0: never; the operation is then recorded as info).
+    #[serde(default)]
+    pub retries: u32,
+    /// How long a client waits before each such resend (0: at once). Lets a scenario change
+    /// the cluster between a lost answer and its resend (restart every OM, say).
+    #[serde(default = "no_wait", rename = "resend-after")]
+    pub resend_after: Dur,
+    /// create (ozone): send every call answered OK once more, this long after its answer, the
+    /// very same call (same client and call id), recorded as `resend`: a correct system answers
+    /// it as it answered the first (`retry-consistent`).
+    #[serde(default, rename = "duplicate-after")]
+    pub duplicate_after: Option<Dur>,
+    /// s3-object: relative weights of the operations (default get 4, put 2, delete 1,
+    /// put-if-none-match 2, put-if-match 2; a weight left out is 0).
+    #[serde(default)]
+    pub mix: Option<Spanned<S3Mix>>,
+    /// Every process starts its operations at the same instants (bursts of `processes`
+    /// concurrent operations) instead of spreading them over the interval: races.
+    #[serde(default)]
+    pub burst: bool,
+    /// fencing: the shape of each round (rounds start at `rate` until `duration`).
+    #[serde(default)]
+    pub fencing: Option<Spanned<FencingSpec>>,
+    /// lease: the life of each file.
+    #[serde(default)]
+    pub lease: Option<Spanned<LeaseSpec>>,
+    /// stream: what each put writes.
+    #[serde(default)]
+    pub stream: Option<Spanned<StreamSpec>>,
+}
+
+/// What each put of the stream workload writes.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct StreamSpec {
+    /// Bytes per key (a pattern made of the key's name, so a read can tell whole from short
+    /// or corrupt).
+    #[serde(default = "default_stream_length")]
+    pub length: u64,
+}
+
+impl Default for StreamSpec {
+    fn default() -> Self {
+        StreamSpec {
+            length: default_stream_length(),
+        }
+    }
+}
+
+fn default_stream_length() -> u64 {
+    8 << 20
+}
+
+/// The life of one file of the lease workload, from its hsync.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LeaseSpec {
+    /// How many files (started at the workload's rate).
+    #[serde(default = "default_lease_files")]
+    pub files: u32,
+    /// Bytes the writer hsyncs (the OM records the length it is told: no datanode I/O).
+    #[serde(default = "default_lease_length")]
+    pub length: u64,
+    /// When another client calls recoverLease (inside the OM's soft limit, 60 s by default, it
+    /// must be refused).
+    #[serde(default = "default_recover_after")]
+    pub recover_after: Dur,
+    /// When the writer closes the file, at twice `length`.
+    #[serde(default = "default_close_after")]
+    pub close_after: Dur,
+}
+
+impl Default for LeaseSpec {
+    fn default() -> Self {
+        LeaseSpec {
+            files: default_lease_files(),
+            length: default_lease_length(),
+            recover_after: default_recover_after(),
+            close_after: default_close_after(),
+        }
+    }
+}
+
+fn no_wait() -> Dur {
+    Dur(Duration::ZERO)
+}
+fn default_lease_files() -> u32 {
+    1
+}
+fn default_lease_length() -> u64 {
+    1024
+}
+fn default_recover_after() -> Dur {
+    Dur(Duration::from_secs(10))
+}
+fn default_close_after() -> Dur {
+    Dur(Duration::from_secs(90))
+}
+
+/// Weights of the s3-object operations.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct S3Mix {
+    #[serde(default)]
+    pub get: u32,
+    #[serde(default)]
+    pub put: u32,
+    #[serde(default)]
+    pub delete: u32,
+    #[serde(default)]
+    pub put_if_none_match: u32,
+    #[serde(default)]
+    pub put_if_match: u32,
+}
+
+impl S3Mix {
+    pub const DEFAULT: S3Mix = S3Mix {
+        get: 4,
+        put: 2,
+        delete: 1,
+        put_if_none_match: 2,
+        put_if_match: 2,
+    };
+    pub fn total(&self) -> u32 {
+        self.get + self.put + self.delete + self.put_if_none_match + self.put_if_match
+    }
+}
+
+/// One round of the fencing workload (chaos-s3's `FencingConfig`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FencingSpec {
+    /// Terms per round (a takeover each).
+    #[serde(default = "default_terms")]
+    pub terms: u64,
+    /// Writers racing for each new term.
+    #[serde(default = "default_contenders")]
+    pub contenders: usize,
+    /// Uploads of the current writers concurrent with the next takeover.
+    #[serde(default = "default_overlap")]
+    pub overlap_uploads: usize,
+    /// Uploads the old writers still try after the takeover completed.
+    #[serde(default = "default_zombie")]
+    pub zombie_uploads: usize,
+    /// Uploads by each new writer after its takeover.
+    #[serde(default = "default_uploads")]
+    pub uploads: usize,
+    /// If set, one old writer per takeover writes its data object and then stalls this long
+    /// (a long GC pause) before its conditional fence advance.
+    #[serde(default)]
+    pub stall: Option<Dur>,
+}
+
+impl Default for FencingSpec {
+    fn default() -> Self {
+        FencingSpec {
+            terms: default_terms(),
+            contenders: default_contenders(),
+            overlap_uploads: default_overlap(),
+            zombie_uploads: default_zombie(),
+            uploads: default_uploads(),
+            stall: None,
+        }
+    }
+}
+
+fn default_terms() -> u64 {
+    3
+}
+fn default_contenders() -> usize {
+    2
+}
+fn default_overlap() -> usize {
+    3
+}
+fn default_zombie() -> usize {
+    2
+}
+fn default_uploads() -> usize {
+    5
+}
+
+fn default_keys() -> u32 {
+    5
+}
+fn default_processes() -> u32 {
+    6
+}
+fn default_timeout() -> Dur {
+    Dur(std::time::Duration::from_secs(2))
+}
