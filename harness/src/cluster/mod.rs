@@ -2,13 +2,16 @@
 //! everything labelled with the run id. Node lifecycle faults (pause, kill, ...) and network
 //! partitions act here; the fault engine decides when and on whom.
 
+mod clock;
 pub mod compose;
 pub mod docker;
 pub mod images;
+mod logs;
+mod network;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bollard::models::{
@@ -17,38 +20,24 @@ use bollard::models::{
 };
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, InspectContainerOptions, KillContainerOptionsBuilder,
-    LogsOptionsBuilder, RemoveContainerOptionsBuilder, RestartContainerOptionsBuilder,
-    StartContainerOptions, StopContainerOptionsBuilder, WaitContainerOptions,
+    RestartContainerOptionsBuilder, StartContainerOptions, StopContainerOptionsBuilder,
 };
 use bollard::Docker;
-use futures_util::StreamExt;
-use tokio::io::AsyncWriteExt;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
+
+use clock::faketime_environment;
+pub use clock::LIBFAKETIME;
+pub use logs::LogLine;
+use logs::{follow_logs, log_tail, LOG_TAIL_LINES};
+pub use network::TOOLS_IMAGE;
 
 use crate::cluster::compose::{parse_port, ComposeFile, Service};
 use crate::cluster::docker::{run_labels, LABEL_NODE};
 use crate::error::{docker_message, HarnessError, Result};
 
-/// The image used for network faults: iptables run in a node's network namespace.
-pub const TOOLS_IMAGE: &str = "chaos-tools:latest";
-
 /// Where the chaosfs binary is mounted in nodes that use it.
 pub const CHAOSFS_PATH: &str = "/chaosfs";
-/// Debian's libfaketime, as the images that can take clock skew install it.
-pub const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
-/// The file libfaketime reads its offset from (`+70.000`); rewritten while the node runs.
-const FAKETIME_FILE: &str = "/.chaos-faketime";
-
-/// A line a node printed, as the harness received it.
-#[derive(Debug, Clone)]
-pub struct LogLine {
-    pub node: String,
-    pub text: String,
-    pub received: Instant,
-    /// Docker's timestamp of the line (when the engine got it from the node).
-    pub stamp: Option<time::OffsetDateTime>,
-}
 
 #[derive(Debug, Clone)]
 pub struct Node {
@@ -485,10 +474,6 @@ impl Cluster {
         Ok(())
     }
 
-    pub fn subscribe_logs(&self) -> broadcast::Receiver<LogLine> {
-        self.logs.subscribe()
-    }
-
     pub fn node(&self, name: &str) -> Option<&Node> {
         self.nodes.iter().find(|n| n.name == name)
     }
@@ -519,9 +504,10 @@ impl Cluster {
         for node in self.nodes.clone() {
             for &port in node.ports.keys() {
                 let upstream = self.direct_endpoint(&node.name, port).expect("published");
-                let proxy = crate::faults::proxy::Proxy::start(&node.name, upstream, events.clone())
-                    .await
-                    .map_err(|e| HarnessError::infra(format!("cannot start a proxy: {e}")))?;
+                let proxy =
+                    crate::faults::proxy::Proxy::start(&node.name, upstream, events.clone())
+                        .await
+                        .map_err(|e| HarnessError::infra(format!("cannot start a proxy: {e}")))?;
                 self.proxies.insert((node.name.clone(), port), proxy);
             }
         }
@@ -664,197 +650,11 @@ impl Cluster {
         Ok(out.all)
     }
 
-    /// Moves the node's wall clock `offset_ms` from true time (0 restores it): rewrites the file
-    /// libfaketime reads, which its processes pick up within a second, without a restart.
-    /// Returns the node's processes that have libfaketime loaded; none is an error, since then
-    /// the offset reaches nothing (an image without libfaketime, or a static program).
-    pub async fn set_clock(&self, node: &str, offset_ms: i64) -> Result<Vec<String>> {
-        let script = format!(
-            "[ -r {LIBFAKETIME} ] || {{ echo 'this image has no {LIBFAKETIME} (Debian package libfaketime)'; exit 3; }}\n\
-             printf '%s\\n' \"$1\" > {FAKETIME_FILE}.new && mv {FAKETIME_FILE}.new {FAKETIME_FILE}\n\
-             for p in /proc/[0-9]*; do\n\
-               [ \"${{p#/proc/}}\" = \"$$\" ] && continue\n\
-               grep -q libfaketime \"$p/maps\" 2>/dev/null && echo \"${{p#/proc/}} $(cat \"$p/comm\" 2>/dev/null)\"\n\
-             done\n\
-             exit 0\n"
-        );
-        let value = format!("{:+.3}", offset_ms as f64 / 1000.0);
-        let out = self
-            .exec(
-                node,
-                vec![
-                    "sh".into(),
-                    "-c".into(),
-                    script,
-                    "chaos-clock".into(),
-                    value,
-                ],
-            )
-            .await?;
-        self.skewed
-            .lock()
-            .expect("clock map")
-            .insert(node.to_string(), offset_ms);
-        let processes: Vec<String> = out
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .map(String::from)
-            .collect();
-        if processes.is_empty() {
-            return Err(HarnessError::infra(format!(
-                "no process of {node} has libfaketime loaded, so its clock cannot move (is the \
-                 node's program static, or was the scenario's clock-skew not known at start?)"
-            )));
-        }
-        Ok(processes)
-    }
-
     /// `chaosfs ctl WORDS` inside a node that mounts chaosfs.
     pub async fn chaosfs_ctl(&self, node: &str, words: &[String]) -> Result<String> {
         let mut cmd = vec![CHAOSFS_PATH.to_string(), "ctl".to_string()];
         cmd.extend(words.iter().cloned());
         self.exec(node, cmd).await
-    }
-
-    /// The node's address on the run network (it may change after a restart).
-    async fn address(&self, node: &str) -> Result<Option<String>> {
-        let info = self
-            .docker
-            .inspect_container(self.container(node)?, None::<InspectContainerOptions>)
-            .await?;
-        Ok(info
-            .network_settings
-            .and_then(|n| n.networks)
-            .and_then(|n| n.get(&self.network).cloned())
-            .and_then(|e| e.ip_address)
-            .filter(|ip| !ip.is_empty()))
-    }
-
-    /// Applies a grudge: each node drops every packet from the nodes listed for it (Jepsen's
-    /// model; a symmetric cut lists both directions). Rules live in a chain of their own in the
-    /// node's network namespace, set by a short-lived tools container that joins it.
-    pub async fn partition(&self, grudge: &BTreeMap<String, BTreeSet<String>>) -> Result<()> {
-        self.partitioned
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-        self.grudge_rules(grudge, "-A").await
-    }
-
-    /// Removes the rules of one grudge (one copy of each: overlapping partitions stay in force).
-    pub async fn unpartition(&self, grudge: &BTreeMap<String, BTreeSet<String>>) -> Result<()> {
-        self.grudge_rules(grudge, "-D").await
-    }
-
-    async fn grudge_rules(
-        &self,
-        grudge: &BTreeMap<String, BTreeSet<String>>,
-        verb: &str,
-    ) -> Result<()> {
-        let mut addresses = HashMap::new();
-        for node in self.names() {
-            if let Some(ip) = self.address(&node).await? {
-                addresses.insert(node, ip);
-            }
-        }
-        let mut jobs = Vec::new();
-        for (node, peers) in grudge {
-            // A stopped node has no network namespace to put rules in; it is cut off anyway.
-            if peers.is_empty() || self.state(node).await? == NodeState::Stopped {
-                continue;
-            }
-            let mut script = String::from(CHAIN_SETUP);
-            for peer in peers {
-                if let Some(ip) = addresses.get(peer) {
-                    // A rule may be gone already (the node restarted: new namespace).
-                    let tolerate = if verb == "-D" {
-                        " 2>/dev/null || true"
-                    } else {
-                        ""
-                    };
-                    script.push_str(&format!(
-                        "iptables -w {verb} CHAOS -s {ip} -j DROP{tolerate}\n"
-                    ));
-                }
-            }
-            jobs.push(self.run_tools(node.clone(), script));
-        }
-        for result in futures_util::future::join_all(jobs).await {
-            result?;
-        }
-        Ok(())
-    }
-
-    /// Removes every partition rule on every running node.
-    pub async fn heal_network(&self) -> Result<()> {
-        let mut jobs = Vec::new();
-        for node in self.names() {
-            if self.state(&node).await? == NodeState::Running {
-                jobs.push(self.run_tools(node, format!("{CHAIN_SETUP}iptables -w -F CHAOS\n")));
-            }
-        }
-        for result in futures_util::future::join_all(jobs).await {
-            result?;
-        }
-        Ok(())
-    }
-
-    async fn run_tools(&self, node: String, script: String) -> Result<()> {
-        let target = self.container(&node)?.to_string();
-        let helper = format!("chaos-{}-net-{}-{}", self.run_id, node, unique());
-        let mut labels = run_labels(&self.run_id);
-        labels.insert(LABEL_NODE.into(), format!("{node}-net"));
-        let body = ContainerCreateBody {
-            image: Some(TOOLS_IMAGE.into()),
-            entrypoint: Some(vec!["sh".into(), "-ec".into(), script]),
-            labels: Some(labels),
-            host_config: Some(HostConfig {
-                network_mode: Some(format!("container:{target}")),
-                cap_add: Some(vec!["NET_ADMIN".into()]),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        self.docker
-            .create_container(
-                Some(CreateContainerOptionsBuilder::new().name(&helper).build()),
-                body,
-            )
-            .await?;
-        let outcome = async {
-            self.docker
-                .start_container(&helper, None::<StartContainerOptions>)
-                .await?;
-            let mut wait = self
-                .docker
-                .wait_container(&helper, None::<WaitContainerOptions>);
-            let mut code = 0;
-            while let Some(status) = wait.next().await {
-                match status {
-                    Ok(s) => code = s.status_code,
-                    Err(bollard::errors::Error::DockerContainerWaitError { code: c, .. }) => {
-                        code = c
-                    }
-                    Err(e) => return Err(HarnessError::from(e)),
-                }
-            }
-            if code != 0 {
-                let output = container_output(&self.docker, &helper).await;
-                return Err(HarnessError::infra(format!(
-                    "iptables on {node} failed (exit {code}): {}",
-                    output.trim()
-                )));
-            }
-            Ok(())
-        }
-        .await;
-        let _ = self
-            .docker
-            .remove_container(
-                &helper,
-                Some(RemoveContainerOptionsBuilder::new().force(true).build()),
-            )
-            .await;
-        outcome
     }
 
     /// Undoes every fault: unpause, start what is stopped, remove partitions.
@@ -908,30 +708,6 @@ impl Cluster {
     }
 }
 
-/// What loads libfaketime into every process of a node and points it at the offset file. With
-/// no file yet the clock is true. The offset file is read again after a second (the default
-/// cache is 10 s); monotonic clocks are left alone, so timeouts and sleeps keep real time.
-/// FAKETIME_FORCE_MONOTONIC_FIX=0: with it on (0.9.10's default) and monotonic left alone, a
-/// JVM's timed waits break (measured in chaos-ozone: LockSupport.parkNanos and Object.wait of
-/// 2 s return at once, Thread.sleep(2000) takes 2.6 s), and Ratis then never elects a leader.
-fn faketime_environment(preload_first: &[String]) -> Vec<String> {
-    let mut preload = preload_first.to_vec();
-    preload.push(LIBFAKETIME.to_string());
-    vec![
-        format!("LD_PRELOAD={}", preload.join(" ")),
-        format!("FAKETIME_TIMESTAMP_FILE={FAKETIME_FILE}"),
-        "FAKETIME_CACHE_DURATION=1".into(),
-        "FAKETIME_DONT_FAKE_MONOTONIC=1".into(),
-        "FAKETIME_FORCE_MONOTONIC_FIX=0".into(),
-        // The name libfaketime before 0.9.8 reads.
-        "DONT_FAKE_MONOTONIC=1".into(),
-    ]
-}
-
-/// A chain of our own, hooked into INPUT once; flushing it heals without touching Docker's rules.
-const CHAIN_SETUP: &str = "iptables -w -N CHAOS 2>/dev/null || true\n\
-iptables -w -C INPUT -j CHAOS 2>/dev/null || iptables -w -I INPUT -j CHAOS\n";
-
 /// A loopback port nobody listens on right now.
 fn free_port() -> Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
@@ -940,50 +716,6 @@ fn free_port() -> Result<u16> {
         .local_addr()
         .map_err(|e| HarnessError::infra(e.to_string()))?
         .port())
-}
-
-fn unique() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed).to_string()
-}
-
-/// How many lines of a node's log an error about that node quotes.
-const LOG_TAIL_LINES: usize = 12;
-
-/// The last `lines` lines of a node's output (Java stack frames left out: the message above
-/// them says more in less room).
-async fn log_tail(docker: &Docker, container: &str, lines: usize) -> String {
-    let options = LogsOptionsBuilder::new()
-        .stdout(true)
-        .stderr(true)
-        .tail(&(lines * 4).to_string())
-        .build();
-    let mut stream = docker.logs(container, Some(options));
-    let mut out = String::new();
-    while let Some(Ok(chunk)) = stream.next().await {
-        out.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));
-    }
-    let kept: Vec<&str> = out
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("at ") && !l.trim().is_empty())
-        .collect();
-    let tail = kept[kept.len().saturating_sub(lines)..].join("\n");
-    if tail.is_empty() {
-        "(nothing)".into()
-    } else {
-        tail
-    }
-}
-
-async fn container_output(docker: &Docker, container: &str) -> String {
-    let options = LogsOptionsBuilder::new().stdout(true).stderr(true).build();
-    let mut stream = docker.logs(container, Some(options));
-    let mut out = String::new();
-    while let Some(Ok(chunk)) = stream.next().await {
-        out.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));
-    }
-    out
 }
 
 /// Services in an order that respects depends_on (then file order).
@@ -1009,100 +741,4 @@ fn start_order(compose: &ComposeFile, nodes: &[String]) -> Vec<String> {
         }
     }
     order
-}
-
-/// Streams a node's output into logs/<node>.log and to log triggers. A container that stops
-/// ends the stream; the follower waits for it to run again and resumes where it left off.
-async fn follow_logs(
-    docker: Docker,
-    node: String,
-    container: String,
-    // The log file, and the secrets scrubbed from what goes into it.
-    (path, secrets): (PathBuf, std::sync::Arc<Vec<String>>),
-    sink: broadcast::Sender<LogLine>,
-    stop: CancellationToken,
-    run_start: Instant,
-) {
-    let Ok(mut file) = tokio::fs::File::create(&path).await else {
-        tracing::warn!("cannot write {}", path.display());
-        return;
-    };
-    let mut last_seen: Option<time::OffsetDateTime> = None;
-    let mut partial = String::new();
-    loop {
-        let since = last_seen.map(|t| t.unix_timestamp() as i32).unwrap_or(0);
-        let options = LogsOptionsBuilder::new()
-            .follow(true)
-            .stdout(true)
-            .stderr(true)
-            .timestamps(true)
-            .since(since)
-            .build();
-        let mut stream = docker.logs(&container, Some(options));
-        loop {
-            let chunk = tokio::select! {
-                _ = stop.cancelled() => None,
-                chunk = stream.next() => chunk,
-            };
-            let Some(Ok(chunk)) = chunk else { break };
-            partial.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));
-            while let Some(end) = partial.find('\n') {
-                let line: String = partial.drain(..=end).collect();
-                let line = line.trim_end_matches(['\n', '\r']);
-                let (stamp, text) = line.split_once(' ').unwrap_or(("", line));
-                let stamp = time::OffsetDateTime::parse(
-                    stamp,
-                    &time::format_description::well_known::Rfc3339,
-                )
-                .ok();
-                if let (Some(stamp), Some(last)) = (stamp, last_seen) {
-                    if stamp <= last {
-                        continue; // replayed by `since` after a reconnect
-                    }
-                }
-                if stamp.is_some() {
-                    last_seen = stamp;
-                }
-                let received = Instant::now();
-                let elapsed = received.duration_since(run_start).as_secs_f64();
-                let mut shown = std::borrow::Cow::Borrowed(text);
-                for secret in secrets.iter().filter(|s| !s.is_empty()) {
-                    if shown.contains(secret.as_str()) {
-                        shown =
-                            std::borrow::Cow::Owned(shown.replace(secret.as_str(), "[redacted]"));
-                    }
-                }
-                // What the report would redact anyway (Authorization headers, key=value
-                // credentials) never reaches the file either.
-                let redacted = crate::report::load::redact(&shown);
-                let _ = file
-                    .write_all(format!("[{elapsed:>12.6}] {redacted}\n").as_bytes())
-                    .await;
-                // Triggers see the line without the secrets too (a fired trigger's line goes
-                // into faults.jsonl).
-                let _ = sink.send(LogLine {
-                    node: node.clone(),
-                    text: shown.into_owned(),
-                    received,
-                    stamp,
-                });
-            }
-        }
-        let _ = file.flush().await;
-        // The container stopped (or we are done): wait until it runs again.
-        loop {
-            if stop.is_cancelled() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            match docker
-                .inspect_container(&container, None::<InspectContainerOptions>)
-                .await
-            {
-                Ok(info) if info.state.as_ref().and_then(|s| s.running) == Some(true) => break,
-                Ok(_) => {}
-                Err(_) => return, // removed
-            }
-        }
-    }
 }
