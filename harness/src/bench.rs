@@ -17,14 +17,14 @@ use nix::sys::resource::{getrusage, UsageWho};
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
-use crate::cluster::{Cluster, ClusterSpec};
 use crate::cluster::compose::ComposeFile;
+use crate::cluster::{docker, images};
+use crate::cluster::{Cluster, ClusterSpec};
 use crate::error::{HarnessError, Result};
 use crate::recorder::Recorder;
 use crate::scenario::WorkloadKind;
 use crate::systems::{self, AdapterSettings, Operation, Outcome};
 use crate::workloads::{self, WorkloadConfig};
-use crate::cluster::{docker, images};
 
 pub struct BenchOptions {
     pub ready_trials: usize,

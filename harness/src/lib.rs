@@ -3,17 +3,17 @@
 //!
 //! Data flows one way: scenario -> cluster + workload + faults -> history -> checker -> report.
 
-// By stage, in the order data flows.
-pub mod scenario;
-pub mod cluster;
-pub mod systems;
-pub mod workloads;
-pub mod faults;
-pub mod recorder;
-pub mod progress;
+// The stages; docs/architecture.md draws how data flows between them.
 pub mod checks;
+pub mod cluster;
+pub mod faults;
+pub mod progress;
+pub mod recorder;
 pub mod report;
 pub mod run;
+pub mod scenario;
+pub mod systems;
+pub mod workloads;
 
 // Around a run: replaying and shrinking one, suites, measuring the harness.
 pub mod bench;

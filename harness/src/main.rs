@@ -8,8 +8,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
-use chaos::error::{self, HarnessError, EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK};
 use chaos::cluster::{compose, docker, images};
+use chaos::error::{self, HarnessError, EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK};
 use chaos::{bench, checks, report, run, scenario};
 
 #[derive(Parser)]

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::cluster::{docker, images};
 use crate::cluster::{Cluster, ClusterSpec};
 use crate::error::{HarnessError, Result, EXIT_INTERRUPTED};
 use crate::faults::FaultEngine;
@@ -17,7 +18,6 @@ use crate::scenario::plan::{make_plan, Plan};
 use crate::scenario::units::format_offset;
 use crate::scenario::LoadedScenario;
 use crate::systems::{self, AdapterSettings};
-use crate::cluster::{docker, images};
 use crate::workloads::{self, WorkloadConfig};
 use crate::{checks, report};
 
@@ -460,8 +460,15 @@ async fn drive(
             .as_ref()
             .map(|f| f.value.clone())
             .unwrap_or_default();
-        crate::workloads::fencing::run_rounds(store, &recorder, &log, &config, &shape, interrupt.clone())
-            .await;
+        crate::workloads::fencing::run_rounds(
+            store,
+            &recorder,
+            &log,
+            &config,
+            &shape,
+            interrupt.clone(),
+        )
+        .await;
     } else if config.kind == crate::scenario::WorkloadKind::Lease {
         let shape = spec
             .workload

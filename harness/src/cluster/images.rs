@@ -11,8 +11,8 @@ use bollard::query_parameters::BuildImageOptionsBuilder;
 use bollard::Docker;
 use futures_util::StreamExt;
 
-use crate::cluster::TOOLS_IMAGE;
 use crate::cluster::compose::ComposeFile;
+use crate::cluster::TOOLS_IMAGE;
 use crate::error::{docker_message, HarnessError, Result};
 
 pub const BASE_IMAGE: &str = "chaos-base:bookworm";

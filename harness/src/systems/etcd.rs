@@ -19,7 +19,8 @@ pub const INFO: SystemInfo = SystemInfo {
     workloads: &[WorkloadKind::Register, WorkloadKind::Create],
     has_roles: true,
     ready_within: std::time::Duration::from_secs(120),
-    make: |cluster, settings| Box::new(Etcd::new(cluster, settings)),    ..SystemInfo::PLAIN
+    make: |cluster, settings| Box::new(Etcd::new(cluster, settings)),
+    ..SystemInfo::PLAIN
 };
 
 pub struct Etcd {

@@ -36,7 +36,8 @@ pub const INFO: SystemInfo = SystemInfo {
     workloads: &[WorkloadKind::S3Object, WorkloadKind::Fencing],
     has_roles: false,
     ready_within: std::time::Duration::from_secs(120),
-    make: |cluster, settings| Box::new(Garage::new(cluster, settings)),    speaks_s3: true,
+    make: |cluster, settings| Box::new(Garage::new(cluster, settings)),
+    speaks_s3: true,
     ..SystemInfo::PLAIN
 };
 

@@ -66,7 +66,11 @@ pub fn admin_actions(system: &str) -> &'static [crate::scenario::Action] {
 
 /// The systems whose adapters talk S3 and read the scenario's `s3:` section.
 pub fn s3_systems() -> Vec<&'static str> {
-    SYSTEMS.iter().filter(|s| s.speaks_s3).map(|s| s.name).collect()
+    SYSTEMS
+        .iter()
+        .filter(|s| s.speaks_s3)
+        .map(|s| s.name)
+        .collect()
 }
 
 pub fn speaks_s3(system: &str) -> bool {

@@ -20,7 +20,8 @@ pub const INFO: SystemInfo = SystemInfo {
     workloads: &[WorkloadKind::Set],
     has_roles: true,
     ready_within: std::time::Duration::from_secs(120),
-    make: |cluster, settings| Box::new(Redis::new(cluster, settings)),    ..SystemInfo::PLAIN
+    make: |cluster, settings| Box::new(Redis::new(cluster, settings)),
+    ..SystemInfo::PLAIN
 };
 
 pub struct Redis {
