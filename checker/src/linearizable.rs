@@ -4,7 +4,7 @@
 
 use crate::history::{show, History, Operation, Status};
 use crate::model::{Built, CheckError, Kv, ModelKind, Register, S3Object, SeqModel, SetModel};
-use crate::search::{search, Limits, Outcome};
+use crate::search::{search, Limits, SearchEnd};
 use crate::Verdict;
 use serde::Serialize;
 use serde_json::Value;
@@ -474,11 +474,11 @@ fn run<M: SeqModel>(
         return Ok(result);
     }
     match search(&mut built.model, &built.ops, limits, None) {
-        Outcome::Ok { states, memory } => {
+        SearchEnd::Ok { states, memory } => {
             result.states_explored = states;
             result.memory_bytes = memory;
         }
-        Outcome::Unknown {
+        SearchEnd::Unknown {
             reason,
             best,
             states,
@@ -492,7 +492,7 @@ fn run<M: SeqModel>(
                 longest_linearization: best.len(),
             });
         }
-        Outcome::Illegal {
+        SearchEnd::Illegal {
             stuck,
             best,
             stuck_states,
@@ -661,7 +661,7 @@ fn confirm_prefix<M: SeqModel>(
         let cut = cuts[probe];
         let outcome = search_cut(built, cut, limits);
         match outcome {
-            Outcome::Illegal {
+            SearchEnd::Illegal {
                 stuck,
                 best,
                 stuck_states,
@@ -678,20 +678,20 @@ fn confirm_prefix<M: SeqModel>(
                     Some((stuck, best, stuck_states, blockers, cut as usize)),
                 ));
             }
-            Outcome::Ok { .. } => {
+            SearchEnd::Ok { .. } => {
                 lo = probe + 1;
                 if lo >= cuts.len() {
                     return None;
                 }
             }
-            Outcome::Unknown { .. } => return None,
+            SearchEnd::Unknown { .. } => return None,
         }
     }
     match hi {
         Some((_, Some(c))) => Some(c),
         // The given illegal cut is the shortest: search it for its story.
         Some((h, None)) => match search_cut(built, cuts[h], limits) {
-            Outcome::Illegal {
+            SearchEnd::Illegal {
                 stuck,
                 best,
                 stuck_states,
@@ -706,7 +706,7 @@ fn confirm_prefix<M: SeqModel>(
 
 /// Searches the prefix ending with event `cut`, with operations that complete
 /// later treated as still in flight.
-fn search_cut<M: SeqModel>(built: &mut Built<M>, cut: u32, limits: &Limits) -> Outcome<M::State> {
+fn search_cut<M: SeqModel>(built: &mut Built<M>, cut: u32, limits: &Limits) -> SearchEnd<M::State> {
     let pending: Vec<usize> = (0..built.ops.len())
         .filter(|&i| {
             let o = &built.ops[i];

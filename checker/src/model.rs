@@ -875,7 +875,7 @@ enum Cond {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Outcome {
+enum S3Effect {
     Applied,
     PreconditionFailed,
     Unknown,
@@ -889,7 +889,7 @@ enum S3Op {
         body: u32,
         etag: u32,
         cond: Cond,
-        outcome: Outcome,
+        outcome: S3Effect,
     },
     Delete,
 }
@@ -994,20 +994,20 @@ impl S3Object {
                     Cond::None
                 };
                 let outcome = if pre_failed {
-                    Outcome::PreconditionFailed
+                    S3Effect::PreconditionFailed
                 } else if unknown || failed {
-                    Outcome::Unknown
+                    S3Effect::Unknown
                 } else {
-                    Outcome::Applied
+                    S3Effect::Applied
                 };
-                if outcome == Outcome::PreconditionFailed && cond == Cond::None {
+                if outcome == S3Effect::PreconditionFailed && cond == Cond::None {
                     return Err(bad(
                         op,
                         "precondition failure on a put without If-Match or If-None-Match",
                     ));
                 }
                 let etag = match (output, outcome) {
-                    (_, Outcome::Applied) => match field(output, &["etag", "e_tag"])
+                    (_, S3Effect::Applied) => match field(output, &["etag", "e_tag"])
                         .or(output.as_str().map(|_| output))
                     {
                         Some(e) if !e.is_null() => values.id(e),
@@ -1086,8 +1086,8 @@ impl SeqModel for S3Object {
                     },
                 };
                 match outcome {
-                    Outcome::Applied | Outcome::Unknown => may_hold.then_some(pack(body, etag)),
-                    Outcome::PreconditionFailed => may_fail.then_some(s),
+                    S3Effect::Applied | S3Effect::Unknown => may_hold.then_some(pack(body, etag)),
+                    S3Effect::PreconditionFailed => may_fail.then_some(s),
                 }
             }
         }
@@ -1096,7 +1096,7 @@ impl SeqModel for S3Object {
         match self.ops[op] {
             S3Op::Get(_)
             | S3Op::Put {
-                outcome: Outcome::PreconditionFailed,
+                outcome: S3Effect::PreconditionFailed,
                 ..
             } => Class::Observe,
             _ => Class::Reset,
@@ -1117,7 +1117,7 @@ impl SeqModel for S3Object {
         }
     }
     fn pending_differs(&self, op: usize) -> bool {
-        matches!(self.completed[op], S3Op::Put { outcome, .. } if outcome != Outcome::Unknown)
+        matches!(self.completed[op], S3Op::Put { outcome, .. } if outcome != S3Effect::Unknown)
     }
     fn set_pending(&mut self, op: usize, pending: bool) {
         self.ops[op] = match (self.completed[op], pending) {
@@ -1125,7 +1125,7 @@ impl SeqModel for S3Object {
                 body,
                 etag: ANY,
                 cond,
-                outcome: Outcome::Unknown,
+                outcome: S3Effect::Unknown,
             },
             (o, _) => o,
         };
@@ -1164,9 +1164,9 @@ impl SeqModel for S3Object {
             S3Op::Delete => "nothing (always legal)".into(),
             S3Op::Put { cond, outcome, .. } => match (cond, outcome) {
                 (Cond::None, _) => "nothing (always legal)".into(),
-                (Cond::IfNoneMatch, Outcome::PreconditionFailed) => "the object to exist".into(),
+                (Cond::IfNoneMatch, S3Effect::PreconditionFailed) => "the object to exist".into(),
                 (Cond::IfNoneMatch, _) => "the object to be absent".into(),
-                (Cond::IfMatch(m), Outcome::PreconditionFailed) => format!(
+                (Cond::IfMatch(m), S3Effect::PreconditionFailed) => format!(
                     "an etag other than {}",
                     show(&self.values.values[m as usize])
                 ),

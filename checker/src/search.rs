@@ -14,7 +14,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-const NIL: u32 = u32::MAX;
+/// The end of the operation list (no next or previous entry); not a model value.
+const NO_LINK: u32 = u32::MAX;
 
 /// The cache keys are already uniformly random fingerprints: hash them as is.
 #[derive(Default)]
@@ -44,7 +45,7 @@ pub(crate) struct Limits<'a> {
     pub stop: &'a AtomicBool,
 }
 
-pub(crate) enum Outcome<S> {
+pub(crate) enum SearchEnd<S> {
     Ok {
         states: u64,
         memory: usize,
@@ -104,11 +105,11 @@ pub(crate) fn search<M: SeqModel>(
     ops: &[SOp],
     limits: &Limits,
     cut: Option<u32>,
-) -> Outcome<M::State> {
+) -> SearchEnd<M::State> {
     let n = ops.len();
     let head = (2 * n) as u32;
-    let mut next = vec![NIL; 2 * n + 1];
-    let mut prev = vec![NIL; 2 * n + 1];
+    let mut next = vec![NO_LINK; 2 * n + 1];
+    let mut prev = vec![NO_LINK; 2 * n + 1];
     let class: Vec<Class> = (0..n).map(|i| model.class(i)).collect();
 
     let orig_ops = ops;
@@ -240,13 +241,13 @@ pub(crate) fn search<M: SeqModel>(
         ($o:expr) => {{
             let c = 2 * $o;
             next[prev[c] as usize] = next[c];
-            if next[c] != NIL {
+            if next[c] != NO_LINK {
                 prev[next[c] as usize] = prev[c];
             }
             if !ops[$o].info() {
                 let r = c + 1;
                 next[prev[r] as usize] = next[r];
-                if next[r] != NIL {
+                if next[r] != NO_LINK {
                     prev[next[r] as usize] = prev[r];
                 }
             }
@@ -259,12 +260,12 @@ pub(crate) fn search<M: SeqModel>(
             if !ops[$o].info() {
                 let r = c + 1;
                 next[prev[r] as usize] = r as u32;
-                if next[r] != NIL {
+                if next[r] != NO_LINK {
                     prev[next[r] as usize] = r as u32;
                 }
             }
             next[prev[c] as usize] = c as u32;
-            if next[c] != NIL {
+            if next[c] != NO_LINK {
                 prev[next[c] as usize] = c as u32;
             }
             linearized[$o] = false;
@@ -310,7 +311,7 @@ pub(crate) fn search<M: SeqModel>(
     'search: loop {
         if e == NEW {
             if remaining == 0 {
-                return Outcome::Ok {
+                return SearchEnd::Ok {
                     states: cache.len() as u64,
                     memory: cache.capacity() * ENTRY_BYTES + stack.capacity() * 16,
                 };
@@ -331,7 +332,7 @@ pub(crate) fn search<M: SeqModel>(
                     None
                 };
                 if let Some(reason) = reason {
-                    return Outcome::Unknown {
+                    return SearchEnd::Unknown {
                         reason,
                         best,
                         states: cache.len() as u64,
@@ -344,7 +345,7 @@ pub(crate) fn search<M: SeqModel>(
             // completion: take it without branching.
             let mut forced = None;
             let mut x = next[head as usize];
-            while x != NIL && x & 1 == 0 {
+            while x != NO_LINK && x & 1 == 0 {
                 let o = (x / 2) as usize;
                 // Only pure observations: anything else would also be missing
                 // from wherever it really happened.
@@ -374,12 +375,12 @@ pub(crate) fn search<M: SeqModel>(
                     unlift!(o);
                 }
                 // This configuration is dead: backtrack.
-                e = NIL;
+                e = NO_LINK;
             } else {
                 e = next[head as usize];
             }
         }
-        if e != NIL && e & 1 == 0 {
+        if e != NO_LINK && e & 1 == 0 {
             let o = (e / 2) as usize;
             if let Some(ns) = model.step(&state, o) {
                 let (a, b) = model.fingerprint(&ns);
@@ -402,7 +403,7 @@ pub(crate) fn search<M: SeqModel>(
             e = next[e as usize];
             continue;
         }
-        if e != NIL {
+        if e != NO_LINK {
             // A return entry: its operation cannot be placed from here.
             let o = (e / 2) as usize;
             let r = rank[o];
@@ -469,13 +470,13 @@ pub(crate) fn search<M: SeqModel>(
         // Every path ended in a forced dead end before any return was reached:
         // blame the first pending return.
         let mut x = next[head as usize];
-        while x != NIL && x & 1 == 0 {
+        while x != NO_LINK && x & 1 == 0 {
             x = next[x as usize];
         }
-        stuck_op = if x == NIL { 0 } else { (x / 2) as usize };
+        stuck_op = if x == NO_LINK { 0 } else { (x / 2) as usize };
         stuck_states.push(state.clone());
     }
-    Outcome::Illegal {
+    SearchEnd::Illegal {
         exact,
         illegal_by,
         stuck: stuck_op,
@@ -507,7 +508,7 @@ fn window_ok<M: SeqModel>(
     window.clear();
     let mut min_reset = u32::MAX;
     let mut e = next[head as usize];
-    while e != NIL {
+    while e != NO_LINK {
         let o = (e / 2) as usize;
         if e & 1 == 1 {
             if min_reset == u32::MAX {

@@ -406,36 +406,8 @@ async fn drive(
     let _ = workload_started.set(recorder.now());
     let steps: Vec<_> = spec.faults.iter().map(|s| &s.value).collect();
     let fault_tasks = engine.spawn_steps(&steps, plan, workload_start, stop_faults.clone());
-    if config.kind == crate::scenario::WorkloadKind::Fencing {
-        eprintln!(
-            "workload: fencing rounds through {}, {}/s for {}",
-            config.nodes[0],
-            config.rate,
-            crate::scenario::units::format_duration(config.duration)
-        );
-    } else if config.kind == crate::scenario::WorkloadKind::Lease {
-        eprintln!(
-            "workload: hsync'd files raced by recoverLease, {}/s for {}",
-            config.rate,
-            crate::scenario::units::format_duration(config.duration)
-        );
-    } else if config.kind == crate::scenario::WorkloadKind::Stream {
-        eprintln!(
-            "workload: {} processes streaming fresh keys of {} bytes, {}/s for {}",
-            config.processes,
-            config.stream_length,
-            config.rate,
-            crate::scenario::units::format_duration(config.duration)
-        );
-    } else {
-        eprintln!(
-            "workload: {} processes, {} keys, {}/s for {}",
-            config.processes,
-            config.keys,
-            config.rate,
-            crate::scenario::units::format_duration(config.duration)
-        );
-    }
+    let workload = workloads::for_scenario(&spec.workload);
+    eprintln!("workload: {}", workload.describe(&config));
     // After the lines above, so the redrawn line does not tear them; stopped on every way out.
     let stop_progress = CancellationToken::new();
     let _stop_progress_on_error = stop_progress.clone().drop_guard();
@@ -447,52 +419,14 @@ async fn drive(
         workload_start,
         stop_progress.clone(),
     ));
-    if config.kind == crate::scenario::WorkloadKind::Fencing {
-        let store = adapter
-            .object_store(&config.nodes[0], config.timeout)
-            .ok_or_else(|| {
-                HarnessError::BadInput("the fencing workload needs an object store".into())
-            })?;
-        let log = JsonlWriter::create(&run_dir.join("fencing.jsonl")).map_err(io)?;
-        let shape = spec
-            .workload
-            .fencing
-            .as_ref()
-            .map(|f| f.value.clone())
-            .unwrap_or_default();
-        crate::workloads::fencing::run_rounds(
-            store,
-            &recorder,
-            &log,
-            &config,
-            &shape,
-            interrupt.clone(),
-        )
-        .await;
-    } else if config.kind == crate::scenario::WorkloadKind::Lease {
-        let shape = spec
-            .workload
-            .lease
-            .as_ref()
-            .map(|l| l.value.clone())
-            .unwrap_or_default();
-        crate::workloads::lease::run_files(
-            adapter.clone(),
-            recorder.clone(),
-            config.clone(),
-            shape,
-            interrupt.clone(),
-        )
-        .await;
-    } else {
-        workloads::run(
-            adapter.clone(),
-            recorder.clone(),
-            config.clone(),
-            interrupt.clone(),
-        )
-        .await;
-    }
+    let context = workloads::WorkloadContext {
+        adapter: adapter.clone(),
+        recorder: recorder.clone(),
+        config: config.clone(),
+        run_dir: run_dir.to_path_buf(),
+        cancel: interrupt.clone(),
+    };
+    workload.play(context).await?;
     stop_progress.cancel();
     let _ = progress.await;
     stop_faults.cancel();

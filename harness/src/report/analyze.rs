@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use regex::Regex;
 use serde_json::Value;
 
-use super::load::{show, LogLine, Op, Outcome, RunFolder};
+use super::load::{show, LogLine, Op, OpStatus, RunFolder};
 
 /// A fault from its application to its undo (or the end of the run).
 #[derive(Clone, Debug)]
@@ -245,7 +245,7 @@ pub fn secs(ns: u64) -> String {
 
 /// The value an ok write-like operation leaves in a register, if it is one.
 fn written(op: &Op) -> Option<&Value> {
-    if op.outcome != Outcome::Ok {
+    if op.outcome != OpStatus::Ok {
         return None;
     }
     match op.f.as_str() {
@@ -256,7 +256,7 @@ fn written(op: &Op) -> Option<&Value> {
 }
 
 fn is_read(op: &Op) -> bool {
-    op.outcome == Outcome::Ok && matches!(op.f.as_str(), "read" | "r" | "get")
+    op.outcome == OpStatus::Ok && matches!(op.f.as_str(), "read" | "r" | "get")
 }
 
 /// A read that returned a value older than one acknowledged before it began.
@@ -380,7 +380,7 @@ pub fn lost_writes(ops: &[Op], key_ops: &[usize], windows: &[Window]) -> Vec<Los
         .copied()
         .filter(|&i| {
             let o = &ops[i];
-            o.outcome == Outcome::Ok
+            o.outcome == OpStatus::Ok
                 && o.f == "add"
                 && o.complete.is_some_and(|c| c < ops[read].invoke)
                 && !seen.contains(&o.value.to_string())
@@ -777,7 +777,7 @@ pub fn neighbourhood(ops: &[Op], v: &Violation, steps: usize) -> (Vec<usize>, u6
         .copied()
         .filter(|&i| {
             let o = &ops[i];
-            o.invoke <= end && o.complete.unwrap_or(end) >= start && o.outcome != Outcome::Fail
+            o.invoke <= end && o.complete.unwrap_or(end) >= start && o.outcome != OpStatus::Fail
         })
         .collect();
     if chosen.len() > 32 {
@@ -825,7 +825,7 @@ pub fn latency_rows(ops: &[Op], windows: &[Window]) -> Vec<LatencyRow> {
     };
     let mut by: BTreeMap<&str, (Vec<u64>, Vec<u64>)> = BTreeMap::new();
     for o in ops {
-        if o.outcome != Outcome::Ok {
+        if o.outcome != OpStatus::Ok {
             continue;
         }
         let Some(c) = o.complete else { continue };
@@ -1092,7 +1092,7 @@ mod tests {
             key: Some("k".into()),
             value,
             output,
-            outcome: Outcome::Ok,
+            outcome: OpStatus::Ok,
             invoke: inv,
             complete: Some(done),
             node: Some("n1".into()),

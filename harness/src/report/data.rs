@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::analyze::{Mark, Segment, Violation, Window};
-use super::load::{Op, Outcome};
+use super::load::{Op, OpStatus};
 
 fn us(ns: u64) -> u64 {
     ns / 1000
@@ -53,9 +53,9 @@ pub fn document(
                 .unwrap_or(0),
         );
         o.push(match op.outcome {
-            Outcome::Ok => 0,
-            Outcome::Fail => 1,
-            Outcome::Info => 2,
+            OpStatus::Ok => 0,
+            OpStatus::Fail => 1,
+            OpStatus::Info => 2,
         });
         d.push(op.describe());
         nd.push(

@@ -13,20 +13,20 @@ use crate::error::{HarnessError, Result};
 /// Files larger than this are not read (a report must not take a machine down).
 const MAX_FILE: u64 = 512 << 20;
 
-/// Outcome of an operation.
+/// OpStatus of an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Outcome {
+pub enum OpStatus {
     Ok,
     Fail,
     Info,
 }
 
-impl Outcome {
+impl OpStatus {
     pub fn as_str(self) -> &'static str {
         match self {
-            Outcome::Ok => "ok",
-            Outcome::Fail => "fail",
-            Outcome::Info => "info",
+            OpStatus::Ok => "ok",
+            OpStatus::Fail => "fail",
+            OpStatus::Info => "info",
         }
     }
 }
@@ -41,7 +41,7 @@ pub struct Op {
     pub key: Option<String>,
     pub value: Value,
     pub output: Value,
-    pub outcome: Outcome,
+    pub outcome: OpStatus,
     /// Nanoseconds since the run began.
     pub invoke: u64,
     pub complete: Option<u64>,
@@ -59,14 +59,14 @@ impl Op {
             s.push_str(&show(&self.value));
         }
         match self.outcome {
-            Outcome::Ok if !self.output.is_null() && self.output != self.value => {
+            OpStatus::Ok if !self.output.is_null() && self.output != self.value => {
                 s.push_str(" → ");
                 s.push_str(&show(&self.output));
             }
-            Outcome::Ok if self.value.is_null() => s.push_str(" → nil"),
-            Outcome::Ok => {}
-            Outcome::Fail => s.push_str(" (failed)"),
-            Outcome::Info => s.push_str(" (unknown)"),
+            OpStatus::Ok if self.value.is_null() => s.push_str(" → nil"),
+            OpStatus::Ok => {}
+            OpStatus::Fail => s.push_str(" (failed)"),
+            OpStatus::Info => s.push_str(" (unknown)"),
         }
         s
     }
@@ -329,7 +329,7 @@ pub fn parse_history(text: &str) -> (Vec<Op>, usize) {
         match kind {
             "invoke" => {
                 if let Some(prev) = open.remove(&process) {
-                    ops[prev].outcome = Outcome::Info;
+                    ops[prev].outcome = OpStatus::Info;
                 }
                 let mut value = e["value"].take();
                 redact_value(&mut value);
@@ -345,7 +345,7 @@ pub fn parse_history(text: &str) -> (Vec<Op>, usize) {
                     },
                     value,
                     output: Value::Null,
-                    outcome: Outcome::Info,
+                    outcome: OpStatus::Info,
                     invoke: time,
                     complete: None,
                     node: e["node"].as_str().map(redact),
@@ -359,9 +359,9 @@ pub fn parse_history(text: &str) -> (Vec<Op>, usize) {
                 };
                 let op = &mut ops[at];
                 op.outcome = match kind {
-                    "ok" => Outcome::Ok,
-                    "fail" => Outcome::Fail,
-                    _ => Outcome::Info,
+                    "ok" => OpStatus::Ok,
+                    "fail" => OpStatus::Fail,
+                    _ => OpStatus::Info,
                 };
                 op.complete = Some(time);
                 let mut out = e["value"].take();
@@ -421,7 +421,7 @@ not json"#;
         assert_eq!(ops.len(), 3);
         assert_eq!(ops[1].describe(), "read → 1");
         assert_eq!(ops[1].complete, Some(40));
-        assert_eq!(ops[2].outcome, Outcome::Info);
+        assert_eq!(ops[2].outcome, OpStatus::Info);
         assert_eq!(ops[2].line, 5);
     }
 

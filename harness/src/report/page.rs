@@ -8,7 +8,7 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::analyze::{self, secs, CheckView, Excerpt, LatencyRow, Violation, Window};
 use super::data;
-use super::load::{show, Op, Outcome, RunFolder};
+use super::load::{show, Op, OpStatus, RunFolder};
 
 pub const CSS: &str = include_str!("report.css");
 pub const JS: &str = include_str!("report.js");
@@ -148,7 +148,7 @@ pub fn render(m: &Model) -> Markup {
 fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
     let r = &m.run.result;
     let stats = &r["stats"];
-    let mut outcomes: BTreeMap<Outcome, usize> = BTreeMap::new();
+    let mut outcomes: BTreeMap<OpStatus, usize> = BTreeMap::new();
     for o in &m.run.ops {
         *outcomes.entry(o.outcome).or_default() += 1;
     }
@@ -202,9 +202,9 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                 dl {
                     dt { "operations" } dd {
                         (m.run.ops.len()) ": "
-                        span.o-ok { (outcomes.get(&Outcome::Ok).copied().unwrap_or(0)) " ok" } ", "
-                        span.o-fail { (outcomes.get(&Outcome::Fail).copied().unwrap_or(0)) " failed" } ", "
-                        span.o-info { (outcomes.get(&Outcome::Info).copied().unwrap_or(0)) " unknown (info)" }
+                        span.o-ok { (outcomes.get(&OpStatus::Ok).copied().unwrap_or(0)) " ok" } ", "
+                        span.o-fail { (outcomes.get(&OpStatus::Fail).copied().unwrap_or(0)) " failed" } ", "
+                        span.o-info { (outcomes.get(&OpStatus::Info).copied().unwrap_or(0)) " unknown (info)" }
                     }
                     dt { "by kind" } dd {
                         @for (i, (f, c)) in stats["by_kind"].as_object().into_iter().flatten().enumerate() {

@@ -2,7 +2,10 @@
 //! operations at a set rate through a system adapter's clients, and record each one.
 
 pub mod fencing;
+mod kind;
 pub mod lease;
+
+pub use kind::{for_scenario, Workload, WorkloadContext};
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
