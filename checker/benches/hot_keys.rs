@@ -19,20 +19,11 @@ use checker::generate::{generate, Fault, Spec};
 use checker::linearizable::{check, Budget};
 use checker::{read_history, Format, ModelKind, Procedure, Verdict};
 use common::{measure, mib};
-use std::collections::HashMap;
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 
 #[global_allocator]
 static ALLOC: common::Counting = common::Counting;
-
-fn shared_dir() -> PathBuf {
-    match std::env::var_os("CHAOS_SHARED_DIR") {
-        Some(d) => PathBuf::from(d).join("histories/porcupine"),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories/porcupine"),
-    }
-}
 
 struct Row {
     label: String,
@@ -225,20 +216,8 @@ fn main() {
     }
 
     // The shared kv histories, beside Porcupine's reference time.
-    let dir = shared_dir();
-    let baseline: HashMap<(String, String), String> =
-        std::fs::read_to_string(dir.join("BASELINE.tsv"))
-            .unwrap_or_default()
-            .lines()
-            .skip(1)
-            .filter_map(|l| {
-                let c: Vec<&str> = l.split('\t').collect();
-                Some((
-                    (c.first()?.to_string(), c.get(1)?.to_string()),
-                    format!("{} ms", c.get(3)?),
-                ))
-            })
-            .collect();
+    let dir = common::shared_dir();
+    let baseline = common::porcupine_baseline();
     let expected = std::fs::read_to_string(dir.join("EXPECTED.tsv")).unwrap_or_default();
     for line in expected.lines().skip(1) {
         let c: Vec<&str> = line.split('\t').collect();
@@ -283,8 +262,7 @@ fn main() {
             history,
             porcupine: baseline
                 .get(&(c[0].to_string(), c[1].to_string()))
-                .cloned()
-                .unwrap_or_else(|| "-".into()),
+                .map_or_else(|| "-".into(), |ms| format!("{ms} ms")),
         };
         print(&row);
         rows.push(row);

@@ -11,8 +11,6 @@ use checker::linearizable::{check, Budget};
 use checker::{read_history, Format, ModelKind, Verdict};
 use common::{measure, mib};
 use serde_json::json;
-use std::collections::HashMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 mod common;
@@ -20,33 +18,14 @@ mod common;
 #[global_allocator]
 static ALLOC: common::Counting = common::Counting;
 
-fn shared_dir() -> PathBuf {
-    match std::env::var_os("CHAOS_SHARED_DIR") {
-        Some(d) => PathBuf::from(d).join("histories/porcupine"),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories/porcupine"),
-    }
-}
-
 fn main() {
     // `cargo bench` passes --bench; ignore arguments.
-    let dir = shared_dir();
+    let dir = common::shared_dir();
     let table = std::fs::read_to_string(dir.join("EXPECTED.tsv")).unwrap_or_else(|e| {
         eprintln!("cannot read {}: {e}", dir.join("EXPECTED.tsv").display());
         std::process::exit(1)
     });
-    let baseline: HashMap<(String, String), f64> =
-        std::fs::read_to_string(dir.join("BASELINE.tsv"))
-            .unwrap_or_default()
-            .lines()
-            .skip(1)
-            .filter_map(|l| {
-                let c: Vec<&str> = l.split('\t').collect();
-                Some((
-                    (c.first()?.to_string(), c.get(1)?.to_string()),
-                    c.get(3)?.parse().ok()?,
-                ))
-            })
-            .collect();
+    let baseline = common::porcupine_baseline();
     let only = std::env::var("BENCH_ONLY").ok();
     if std::env::var_os("BENCH_1M_ONLY").is_some() {
         big_history();

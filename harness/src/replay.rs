@@ -247,7 +247,7 @@ impl RecordedRun {
             .map_err(|e| missing(dir, &format!("scenario.yaml does not parse: {e}")))?;
         let steps = concrete_steps(&plan, &events, &value, workload_started)
             .map_err(|e| missing(dir, &e))?;
-        let workload = workload_shape(&value["workload"]).map_err(|e| missing(dir, &e))?;
+        let workload = workload_shape(dir, &text).map_err(|e| missing(dir, &e))?;
         let failed_checks = result["checks"]
             .as_array()
             .into_iter()
@@ -422,27 +422,16 @@ fn concrete_steps(
     Ok(out)
 }
 
-fn workload_shape(workload: &Value) -> std::result::Result<WorkloadShape, String> {
-    let duration = workload["duration"]
-        .as_str()
-        .and_then(|d| parse_duration(d).ok())
-        .ok_or("scenario.yaml's workload has no duration")?;
-    let rate = workload["rate"]
-        .as_str()
-        .and_then(|r| {
-            let (count, per) = r.split_once('/')?;
-            let count: f64 = count.trim().parse().ok()?;
-            Some(if per.trim() == "m" {
-                count / 60.0
-            } else {
-                count
-            })
-        })
-        .ok_or("scenario.yaml's workload has no rate")?;
+/// The workload's length, processes and rate as the scenario parser reads them (its defaults
+/// included).
+fn workload_shape(dir: &Path, text: &str) -> std::result::Result<WorkloadShape, String> {
+    let spec = crate::scenario::parse_text(&dir.join("scenario.yaml"), text)
+        .map_err(|e| format!("scenario.yaml does not parse: {e}"))?;
+    let w = &spec.workload;
     Ok(WorkloadShape {
-        duration,
-        processes: workload["processes"].as_u64().unwrap_or(4) as u32,
-        rate,
+        duration: w.duration.0,
+        processes: w.processes,
+        rate: w.rate.0,
     })
 }
 

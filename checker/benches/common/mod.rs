@@ -1,6 +1,9 @@
-//! A counting global allocator for the benchmarks' peak-memory figures.
+//! What the benchmarks share: a counting global allocator for their peak-memory figures, and
+//! the shared reference histories with Porcupine's timings.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -58,4 +61,28 @@ pub fn mib(b: usize) -> String {
     } else {
         format!("{:.1} MiB", b as f64 / (1 << 20) as f64)
     }
+}
+
+/// The shared reference histories (`$CHAOS_SHARED_DIR/histories/porcupine` when set).
+pub fn shared_dir() -> PathBuf {
+    match std::env::var_os("CHAOS_SHARED_DIR") {
+        Some(d) => PathBuf::from(d).join("histories/porcupine"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories/porcupine"),
+    }
+}
+
+/// Porcupine's time in ms per (file, model), from BASELINE.tsv (empty if it is missing).
+pub fn porcupine_baseline() -> HashMap<(String, String), f64> {
+    std::fs::read_to_string(shared_dir().join("BASELINE.tsv"))
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let c: Vec<&str> = l.split('\t').collect();
+            Some((
+                (c.first()?.to_string(), c.get(1)?.to_string()),
+                c.get(3)?.parse().ok()?,
+            ))
+        })
+        .collect()
 }
