@@ -1,5 +1,5 @@
 //! The linearizability checker: split by key (P-compositionality), decide each partition
-//! (in parallel) from the reads-from relation when written values are unique (`unique.rs`),
+//! (in parallel) from the reads-from relation when written values are unique (`unique/`),
 //! by search otherwise (`search.rs`), and explain each violation.
 
 use crate::history::{show, History, Operation, Status};
@@ -48,7 +48,7 @@ pub enum Route {
 pub enum Procedure {
     /// Wing & Gong / Lowe's search (`search.rs`).
     Search,
-    /// Unique written values: the read-from relation decides without search (`unique.rs`).
+    /// Unique written values: the read-from relation decides without search (`unique/`).
     ReadsFrom,
 }
 
