@@ -180,6 +180,7 @@ pub async fn sweep(docker: &Docker, only_run: Option<&str>) -> Result<Swept> {
 }
 
 /// What a command run in a container printed and how it ended.
+#[derive(Debug)]
 pub struct ExecOutput {
     /// Standard output alone.
     pub stdout: String,
@@ -188,8 +189,57 @@ pub struct ExecOutput {
     pub code: i64,
 }
 
-/// Runs a command in a container (no TTY) and waits for it to end.
+/// Why [`exec`] gave no output: the engine refused, the command took too long, or it ran
+/// and exited non-zero (then its output is here whole, for callers that read it anyway).
+#[derive(Debug)]
+pub enum ExecError {
+    Docker(bollard::errors::Error),
+    Timeout(Duration),
+    Exit(ExecOutput),
+}
+
+impl std::fmt::Display for ExecError {
+    /// One line: Docker's own message, `no answer within 20s`, or `exit 3: ` and the last
+    /// three lines the command printed (joined by ` / `). Callers add the command and node.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExecError::Docker(e) => write!(f, "{}", docker_message(e)),
+            ExecError::Timeout(after) => write!(f, "no answer within {after:?}"),
+            ExecError::Exit(out) => {
+                let tail: Vec<&str> = out.all.trim().lines().rev().take(3).collect();
+                let tail: Vec<&str> = tail.into_iter().rev().collect();
+                write!(f, "exit {}: {}", out.code, tail.join(" / "))
+            }
+        }
+    }
+}
+
+impl std::error::Error for ExecError {}
+
+/// Runs a command in a container (no TTY) and waits for it to end, at most `patience` when
+/// given (a paused node's daemon never answers the command's client). Exit 0 is the only
+/// success; the caller names the command and the node in its own message.
 pub async fn exec(
+    docker: &Docker,
+    container: &str,
+    cmd: &[String],
+    patience: Option<Duration>,
+) -> std::result::Result<ExecOutput, ExecError> {
+    let run = run_attached(docker, container, cmd);
+    let out = match patience {
+        Some(after) => tokio::time::timeout(after, run)
+            .await
+            .map_err(|_| ExecError::Timeout(after))?,
+        None => run.await,
+    }
+    .map_err(ExecError::Docker)?;
+    if out.code != 0 {
+        return Err(ExecError::Exit(out));
+    }
+    Ok(out)
+}
+
+async fn run_attached(
     docker: &Docker,
     container: &str,
     cmd: &[String],
@@ -228,6 +278,30 @@ pub async fn exec(
     Ok(ExecOutput { stdout, all, code })
 }
 
+/// Starts a command in a container and returns at once, without its output or exit code.
+pub async fn exec_detached(
+    docker: &Docker,
+    container: &str,
+    cmd: &[String],
+) -> std::result::Result<(), bollard::errors::Error> {
+    use bollard::exec::{CreateExecOptions, StartExecOptions};
+    let created = docker
+        .create_exec(
+            container,
+            CreateExecOptions {
+                cmd: Some(cmd.to_vec()),
+                ..Default::default()
+            },
+        )
+        .await?;
+    let options = StartExecOptions {
+        detach: true,
+        ..Default::default()
+    };
+    docker.start_exec(&created.id, Some(options)).await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,5 +314,22 @@ mod tests {
         stale.insert(LABEL_PID_START.into(), "1".into());
         assert!(!run_is_alive(&stale));
         assert!(!run_is_alive(&HashMap::new()));
+    }
+
+    #[test]
+    fn a_failed_command_shows_its_exit_code_and_last_lines() {
+        let out = ExecOutput {
+            stdout: String::new(),
+            all: "one\ntwo\nthree\nfour\n".into(),
+            code: 3,
+        };
+        assert_eq!(
+            ExecError::Exit(out).to_string(),
+            "exit 3: two / three / four"
+        );
+        assert_eq!(
+            ExecError::Timeout(Duration::from_secs(20)).to_string(),
+            "no answer within 20s"
+        );
     }
 }

@@ -636,18 +636,16 @@ impl Cluster {
         out
     }
 
-    /// Runs a command in a node and returns its output; a non-zero exit is an error.
+    /// Runs a command in a node and returns its output (stdout and stderr); a non-zero exit
+    /// is an error.
     pub async fn exec(&self, node: &str, cmd: Vec<String>) -> Result<String> {
-        let out = crate::cluster::docker::exec(&self.docker, self.container(node)?, &cmd).await?;
-        if out.code != 0 {
-            return Err(HarnessError::infra(format!(
-                "`{}` in {node} failed (exit {}): {}",
-                cmd.join(" "),
-                out.code,
-                out.all.trim()
-            )));
+        match docker::exec(&self.docker, self.container(node)?, &cmd, None).await {
+            Ok(out) => Ok(out.all),
+            Err(e) => Err(HarnessError::infra(format!(
+                "`{}` in {node} failed ({e})",
+                cmd.join(" ")
+            ))),
         }
-        Ok(out.all)
     }
 
     /// `chaosfs ctl WORDS` inside a node that mounts chaosfs.

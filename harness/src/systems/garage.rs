@@ -28,6 +28,7 @@ use chaos_s3::{BucketStore, GetCondition, S3Outcome};
 
 use super::s3::S3;
 use super::{AdapterSettings, SystemAdapter, SystemClient, SystemInfo};
+use crate::cluster::docker::exec;
 use crate::cluster::Cluster;
 use crate::scenario::{Role, WorkloadKind};
 
@@ -77,13 +78,9 @@ impl Garage {
             .ok_or_else(|| format!("no node {node}"))?;
         let mut cmd = vec!["garage".to_string()];
         cmd.extend(args.iter().map(|a| a.to_string()));
-        let shown = self.redact(&cmd.join(" "));
-        match tokio::time::timeout(CLI_PATIENCE, exec(&self.docker, container, cmd)).await {
-            Ok(Ok(out)) => Ok(out),
-            Ok(Err(e)) => Err(format!("`{shown}` in {node}: {}", self.redact(&e))),
-            Err(_) => Err(format!(
-                "`{shown}` in {node}: no answer within {CLI_PATIENCE:?}"
-            )),
+        match exec(&self.docker, container, &cmd, Some(CLI_PATIENCE)).await {
+            Ok(out) => Ok(out.all),
+            Err(e) => Err(self.redact(&format!("`{}` in {node}: {e}", cmd.join(" ")))),
         }
     }
 
@@ -260,20 +257,6 @@ impl SystemAdapter for Garage {
     fn object_store(&self, node: &str, timeout: Duration) -> Option<BucketStore> {
         self.s3.object_store(node, timeout)
     }
-}
-
-/// Output (stdout and stderr) of a command in a node; a non-zero exit is an error with the
-/// last lines it printed.
-async fn exec(docker: &Docker, container: &str, cmd: Vec<String>) -> Result<String, String> {
-    let out = crate::cluster::docker::exec(docker, container, &cmd)
-        .await
-        .map_err(|e| e.to_string())?;
-    if out.code != 0 {
-        let tail: Vec<&str> = out.all.trim().lines().rev().take(3).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(format!("exit {}: {}", out.code, tail.join(" / ")));
-    }
-    Ok(out.all)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use bollard::Docker;
 use serde_json::{json, Value};
 
+use crate::cluster::docker::{exec, ExecError, ExecOutput};
 use crate::systems::{Operation, Outcome, SystemClient};
 
 /// The stream workload's client: Ozone's own shell (`ozone sh`) run in a node's container, so
@@ -51,11 +52,7 @@ pub fn stream_read_value(stdout: &str) -> Option<Value> {
 }
 
 impl ShellClient {
-    async fn script(
-        &self,
-        script: &str,
-        args: &[&str],
-    ) -> Result<crate::cluster::docker::ExecOutput, String> {
+    async fn script(&self, script: &str, args: &[&str]) -> Result<ExecOutput, ExecError> {
         let mut cmd = vec![
             "bash".to_string(),
             "-c".into(),
@@ -63,9 +60,7 @@ impl ShellClient {
             "chaos".into(),
         ];
         cmd.extend(args.iter().map(|a| a.to_string()));
-        crate::cluster::docker::exec(&self.docker, &self.container, &cmd)
-            .await
-            .map_err(|e| e.to_string())
+        exec(&self.docker, &self.container, &cmd, None).await
     }
 }
 
@@ -87,19 +82,23 @@ impl SystemClient for ShellClient {
                     .script(STREAM_PUT, &[&op.key, &length.to_string()])
                     .await
                 {
-                    Ok(out) if out.code == 0 => Outcome::Ok(Value::from(length)),
+                    Ok(_) => Outcome::Ok(Value::from(length)),
                     // The shell failed somewhere between the OM and the close: the key may
                     // still have been committed.
-                    Ok(out) => Outcome::Info(format!("exit {}: {}", out.code, tail(&out.all))),
+                    Err(ExecError::Exit(out)) => {
+                        Outcome::Info(format!("exit {}: {}", out.code, tail(&out.all)))
+                    }
                     Err(e) => Outcome::Fail(format!("exec: {e}")),
                 }
             }
             "final-read" => match self.script(STREAM_READ, &[&op.key]).await {
-                Ok(out) if out.code == 0 => match stream_read_value(&out.stdout) {
+                Ok(out) => match stream_read_value(&out.stdout) {
                     Some(v) => Outcome::Ok(v),
                     None => Outcome::Fail(format!("unreadable answer: {}", tail(&out.stdout))),
                 },
-                Ok(out) => Outcome::Fail(format!("exit {}: {}", out.code, tail(&out.all))),
+                Err(ExecError::Exit(out)) => {
+                    Outcome::Fail(format!("exit {}: {}", out.code, tail(&out.all)))
+                }
                 Err(e) => Outcome::Fail(format!("exec: {e}")),
             },
             other => Outcome::Fail(format!("the ozone shell has no operation {other}")),
