@@ -97,6 +97,31 @@ impl Explainers {
 /// search falls back to the weaker "no Reset may intervene" rule.
 const MAX_EXPLAINER_PAIRS: usize = 4_000_000;
 
+impl Explainers {
+    /// For each Observe operation, the Reset operations that could set the state it saw
+    /// (called before it returned), by call time.
+    fn new<M: SeqModel>(model: &M, ops: &[SOp], class: &[Class], resets: &[usize]) -> Explainers {
+        let n = ops.len();
+        let mut start = Vec::with_capacity(n + 1);
+        let mut list = Vec::new();
+        for g in 0..n {
+            start.push(list.len() as u32);
+            if class[g] == Class::Observe {
+                // `resets` is in call order already (operations are sorted by invocation).
+                list.extend(
+                    resets
+                        .iter()
+                        .copied()
+                        .filter(|&p| ops[p].call < ops[g].ret && model.explains(p, g))
+                        .map(|p| p as u32),
+                );
+            }
+        }
+        start.push(list.len() as u32);
+        Explainers { start, list }
+    }
+}
+
 /// Searches for a linearization of `ops`, or of the prefix of the history that
 /// ends with event `cut` (operations called later are left out, those that
 /// completed later are pending there).
@@ -106,40 +131,57 @@ pub(crate) fn search<M: SeqModel>(
     limits: &Limits,
     cut: Option<u32>,
 ) -> SearchEnd<M::State> {
-    let n = ops.len();
-    let head = (2 * n) as u32;
-    let mut next = vec![NO_LINK; 2 * n + 1];
-    let mut prev = vec![NO_LINK; 2 * n + 1];
-    let class: Vec<Class> = (0..n).map(|i| model.class(i)).collect();
+    let class: Vec<Class> = (0..ops.len()).map(|i| model.class(i)).collect();
+    let view = PrefixView::new(ops, &class, cut);
+    let (seen, active) = match &view {
+        Some(v) => (&v.ops[..], Some(&v.active[..])),
+        None => (ops, None),
+    };
+    let mut s = Search::new(model, seen, class, active);
+    match s.run(limits) {
+        Some(end) => end,
+        None => s.illegal(ops, cut),
+    }
+}
 
-    let orig_ops = ops;
-    let cut_at = cut.unwrap_or(u32::MAX - 1);
-    let mut truncated;
-    let mut active = None;
-    let ops = if cut.is_none() && !ops.iter().any(|o| o.failed) {
-        ops
-    } else {
+/// The operations as the prefix that ends with event `cut` sees them, and which of them
+/// take part in it.
+struct PrefixView {
+    ops: Vec<SOp>,
+    active: Vec<bool>,
+}
+
+impl PrefixView {
+    /// `None` when every operation takes part as it is (no cut, nothing failed).
+    fn new(ops: &[SOp], class: &[Class], cut: Option<u32>) -> Option<PrefixView> {
+        if cut.is_none() && !ops.iter().any(|o| o.failed) {
+            return None;
+        }
         let cut = cut.unwrap_or(u32::MAX - 1);
-        truncated = ops.to_vec();
-        let mut act = vec![true; n];
-        for (i, o) in truncated.iter_mut().enumerate() {
+        let mut ops = ops.to_vec();
+        let mut active = vec![true; ops.len()];
+        for (i, o) in ops.iter_mut().enumerate() {
             if o.call > cut || (o.failed && o.ret <= cut) {
-                act[i] = false;
+                active[i] = false;
             } else if o.ret > cut {
                 o.ret = u32::MAX;
                 // A read still in flight at the cut shows nothing.
-                act[i] = class[i] != Class::Observe;
+                active[i] = class[i] != Class::Observe;
             }
         }
-        active = Some(act);
-        &truncated[..]
-    };
-    let is_active = |i: usize| active.as_ref().is_none_or(|a| a[i]);
+        Some(PrefixView { ops, active })
+    }
+}
 
-    // Entries sorted by time: call of op i is 2i, its return 2i+1.
-    let mut entries: Vec<(u32, u32)> = Vec::with_capacity(2 * n);
+fn is_active(active: Option<&[bool]>, i: usize) -> bool {
+    active.is_none_or(|a| a[i])
+}
+
+/// Entries sorted by time: call of op i is 2i, its return 2i+1.
+fn time_order(ops: &[SOp], active: Option<&[bool]>) -> Vec<(u32, u32)> {
+    let mut entries: Vec<(u32, u32)> = Vec::with_capacity(2 * ops.len());
     for (i, o) in ops.iter().enumerate() {
-        if !is_active(i) {
+        if !is_active(active, i) {
             continue;
         }
         entries.push((o.call, 2 * i as u32));
@@ -148,20 +190,36 @@ pub(crate) fn search<M: SeqModel>(
         }
     }
     entries.sort_unstable();
-    let mut last = head;
-    for &(_, e) in &entries {
-        next[last as usize] = e;
-        prev[e as usize] = last;
-        last = e;
-    }
-    // Rank of each return in time order, and for each return the first call of a
-    // Reset operation after it (every operation called after a pending return is
-    // itself pending).
-    let mut rank = vec![usize::MAX; n];
-    let mut reset_after = vec![u32::MAX; n];
-    {
+    entries
+}
+
+/// What the search looks up but never changes.
+struct Timeline {
+    class: Vec<Class>,
+    /// Rank of each return in time order.
+    rank: Vec<usize>,
+    /// For each return, the first call of a Reset operation after it (every operation
+    /// called after a pending return is itself pending).
+    reset_after: Vec<u32>,
+    explainers: Option<Explainers>,
+    /// Zobrist keys of the operations: the linearized set's fingerprint is their xor.
+    zob: Vec<(u64, u64)>,
+    has_observe: bool,
+}
+
+impl Timeline {
+    fn new<M: SeqModel>(
+        model: &M,
+        ops: &[SOp],
+        class: Vec<Class>,
+        entries: &[(u32, u32)],
+        active: Option<&[bool]>,
+    ) -> Timeline {
+        let n = ops.len();
+        let mut rank = vec![usize::MAX; n];
+        let mut reset_after = vec![u32::MAX; n];
         let mut r = 0;
-        for &(_, e) in &entries {
+        for &(_, e) in entries {
             if e & 1 == 1 {
                 rank[(e / 2) as usize] = r;
                 r += 1;
@@ -178,369 +236,506 @@ pub(crate) fn search<M: SeqModel>(
                 reset_after[o] = first_reset;
             }
         }
-    }
-    let resets: Vec<usize> = (0..n)
-        .filter(|&i| class[i] == Class::Reset && is_active(i))
-        .collect();
-    let observes = (0..n)
-        .filter(|&i| class[i] == Class::Observe && is_active(i))
-        .count();
-    let has_observe = observes > 0;
-    // For each Observe operation, the Reset operations that could set the state it
-    // saw (called before it returned), by call time.
-    let explainers: Option<Explainers> =
-        (resets.len() * observes <= MAX_EXPLAINER_PAIRS).then(|| {
-            let mut start = Vec::with_capacity(n + 1);
-            let mut list = Vec::new();
-            for g in 0..n {
-                start.push(list.len() as u32);
-                if class[g] == Class::Observe {
-                    // `resets` is in call order already (operations are sorted by invocation).
-                    list.extend(
-                        resets
-                            .iter()
-                            .copied()
-                            .filter(|&p| ops[p].call < ops[g].ret && model.explains(p, g))
-                            .map(|p| p as u32),
-                    );
-                }
-            }
-            start.push(list.len() as u32);
-            Explainers { start, list }
-        });
-    let zob: Vec<(u64, u64)> = (0..n as u64)
-        .map(|i| {
-            (
-                mix(i.wrapping_mul(2).wrapping_add(0x5151)),
-                mix(i.wrapping_mul(2).wrapping_add(0xA3A3_0001)),
-            )
-        })
-        .collect();
-
-    let mut remaining = (0..n).filter(|&i| !ops[i].info() && is_active(i)).count();
-    let mut linearized = vec![false; n];
-    let mut state = model.init();
-    let mut set_fp = (0u64, 0u64);
-    // (operation, state before it, forced: it changed nothing so no alternative needs trying)
-    let mut stack: Vec<(u32, M::State, bool)> = Vec::new();
-    let mut cache: Cache = Cache::with_capacity_and_hasher(4 * n, Default::default());
-    let mut best_rank: usize = 0;
-    let mut best: Vec<(usize, M::State)> = Vec::new();
-    let mut stuck_op = usize::MAX;
-    let mut stuck_states: Vec<M::State> = Vec::new();
-    let mut iterations: u64 = 0;
-    let mut window: Vec<u32> = Vec::new();
-    // The furthest return a pruned configuration could have reached.
-    let mut pruned_rank: usize = 0;
-    let mut pruned_at: u32 = 0;
-    // The last observation that placing each operation made impossible.
-    let mut blocker: Vec<Option<(u32, M::State)>> = vec![None; n];
-    let mut blockers: Vec<(usize, M::State)> = Vec::new();
-
-    macro_rules! lift {
-        ($o:expr) => {{
-            let c = 2 * $o;
-            next[prev[c] as usize] = next[c];
-            if next[c] != NO_LINK {
-                prev[next[c] as usize] = prev[c];
-            }
-            if !ops[$o].info() {
-                let r = c + 1;
-                next[prev[r] as usize] = next[r];
-                if next[r] != NO_LINK {
-                    prev[next[r] as usize] = prev[r];
-                }
-            }
-            linearized[$o] = true;
-        }};
-    }
-    macro_rules! unlift {
-        ($o:expr) => {{
-            let c = 2 * $o;
-            if !ops[$o].info() {
-                let r = c + 1;
-                next[prev[r] as usize] = r as u32;
-                if next[r] != NO_LINK {
-                    prev[next[r] as usize] = r as u32;
-                }
-            }
-            next[prev[c] as usize] = c as u32;
-            if next[c] != NO_LINK {
-                prev[next[c] as usize] = c as u32;
-            }
-            linearized[$o] = false;
-        }};
-    }
-    macro_rules! prune_ok {
-        ($o:expr, $ns:expr) => {
-            !has_observe
-                || match window_ok(
-                    model,
-                    $ns,
-                    ops,
-                    &class,
-                    &reset_after,
-                    explainers.as_ref(),
-                    &linearized,
-                    &next,
-                    head,
-                    &mut window,
-                ) {
-                    Ok(()) => true,
-                    Err(g) => {
-                        // Nothing from here could get past g's return.
-                        if rank[g] > pruned_rank {
-                            pruned_rank = rank[g];
-                            pruned_at = ops[g].ret;
-                        }
-                        blocker[$o] = Some((g as u32, $ns.clone()));
-                        false
-                    }
-                }
-        };
-    }
-
-    // `best` shares its first `shared` entries with the stack, so recording a
-    // new best copies only what changed since (a long, mostly forward search
-    // would otherwise copy its whole path at every step).
-    let mut shared: usize = 0;
-
-    // `e == NEW` means a configuration was just reached.
-    const NEW: u32 = u32::MAX - 1;
-    let mut e = NEW;
-    'search: loop {
-        if e == NEW {
-            if remaining == 0 {
-                return SearchEnd::Ok {
-                    states: cache.len() as u64,
-                    memory: cache.capacity() * ENTRY_BYTES + stack.capacity() * 16,
-                };
-            }
-            iterations += 1;
-            if iterations & 0x3FF == 1 {
-                let memory = cache.capacity() * ENTRY_BYTES + model.memory();
-                let reason = if limits.stop.load(Ordering::Relaxed) {
-                    Some("cancelled".to_string())
-                } else if memory > limits.max_memory {
-                    Some(format!(
-                        "memory budget exhausted ({} MiB of visited states)",
-                        memory >> 20
-                    ))
-                } else if Instant::now() > limits.deadline {
-                    Some("time budget exhausted".to_string())
-                } else {
-                    None
-                };
-                if let Some(reason) = reason {
-                    return SearchEnd::Unknown {
-                        reason,
-                        best,
-                        states: cache.len() as u64,
-                        memory,
-                    };
-                }
-            }
-            // An observation that may go next and is legal now (a read that sees
-            // the current value) can always be moved to the front of any
-            // completion: take it without branching.
-            let mut forced = None;
-            let mut x = next[head as usize];
-            while x != NO_LINK && x & 1 == 0 {
-                let o = (x / 2) as usize;
-                // Only pure observations: anything else would also be missing
-                // from wherever it really happened.
-                if class[o] == Class::Observe && model.step(&state, o).is_some_and(|ns| ns == state)
-                {
-                    forced = Some(o);
-                    break;
-                }
-                x = next[x as usize];
-            }
-            if let Some(o) = forced {
-                let f = (set_fp.0 ^ zob[o].0, set_fp.1 ^ zob[o].1);
-                let (a, b) = model.fingerprint(&state);
-                let key = (((f.0 ^ a) as u128) << 64) | (f.1 ^ b) as u128;
-                let mut alive = cache.insert(key);
-                if alive {
-                    lift!(o);
-                    alive = prune_ok!(o, &state);
-                    if alive {
-                        stack.push((o as u32, state.clone(), true));
-                        set_fp = f;
-                        if !ops[o].info() {
-                            remaining -= 1;
-                        }
-                        continue 'search;
-                    }
-                    unlift!(o);
-                }
-                // This configuration is dead: backtrack.
-                e = NO_LINK;
-            } else {
-                e = next[head as usize];
-            }
+        let resets: Vec<usize> = (0..n)
+            .filter(|&i| class[i] == Class::Reset && is_active(active, i))
+            .collect();
+        let observes = (0..n)
+            .filter(|&i| class[i] == Class::Observe && is_active(active, i))
+            .count();
+        let explainers = (resets.len() * observes <= MAX_EXPLAINER_PAIRS)
+            .then(|| Explainers::new(model, ops, &class, &resets));
+        let zob = (0..n as u64)
+            .map(|i| {
+                (
+                    mix(i.wrapping_mul(2).wrapping_add(0x5151)),
+                    mix(i.wrapping_mul(2).wrapping_add(0xA3A3_0001)),
+                )
+            })
+            .collect();
+        Timeline {
+            class,
+            rank,
+            reset_after,
+            explainers,
+            zob,
+            has_observe: observes > 0,
         }
-        if e != NO_LINK && e & 1 == 0 {
-            let o = (e / 2) as usize;
-            if let Some(ns) = model.step(&state, o) {
-                let (a, b) = model.fingerprint(&ns);
-                let f = (set_fp.0 ^ zob[o].0, set_fp.1 ^ zob[o].1);
-                let key = (((f.0 ^ a) as u128) << 64) | (f.1 ^ b) as u128;
-                if cache.insert(key) {
-                    lift!(o);
-                    if prune_ok!(o, &ns) {
-                        stack.push((o as u32, std::mem::replace(&mut state, ns), false));
-                        set_fp = f;
-                        if !ops[o].info() {
-                            remaining -= 1;
-                        }
-                        e = NEW;
-                        continue;
-                    }
-                    unlift!(o);
-                }
-            }
-            e = next[e as usize];
-            continue;
-        }
-        if e != NO_LINK {
-            // A return entry: its operation cannot be placed from here.
-            let o = (e / 2) as usize;
-            let r = rank[o];
-            if stuck_op == usize::MAX || r > best_rank {
-                best_rank = r;
-                stuck_op = o;
-                best.truncate(shared);
-                for k in shared..stack.len() {
-                    let after = stack
-                        .get(k + 1)
-                        .map(|(_, s, _)| s.clone())
-                        .unwrap_or_else(|| state.clone());
-                    best.push((stack[k].0 as usize, after));
-                }
-                shared = stack.len();
-                stuck_states.clear();
-                blockers.clear();
-            }
-            if r == best_rank && blockers.len() < 8 {
-                if let Some((g, bs)) = &blocker[o] {
-                    let b = (*g as usize, bs.clone());
-                    if !blockers.contains(&b) {
-                        blockers.push(b);
-                    }
-                }
-            }
-            if r == best_rank && stuck_states.len() < 8 && !stuck_states.contains(&state) {
-                stuck_states.push(state.clone());
-            }
-        }
-        // Backtrack past forced steps to the last real choice.
-        loop {
-            let Some((p, ps, forced)) = stack.pop() else {
-                break 'search;
-            };
-            shared = shared.min(stack.len());
-            let p = p as usize;
-            unlift!(p);
-            state = ps;
-            set_fp = (set_fp.0 ^ zob[p].0, set_fp.1 ^ zob[p].1);
-            if !ops[p].info() {
-                remaining += 1;
-            }
-            if !forced {
-                e = next[2 * p];
-                break;
-            }
-        }
-    }
-    // A failed operation absent here but still in flight at the stuck return
-    // could have explained it in that prefix: then the prefix is not known.
-    let straddled = |at: u32| {
-        orig_ops.iter().enumerate().any(|(i, o)| {
-            o.call < at && at < o.ret && o.ret <= cut_at && (o.failed || model.pending_differs(i))
-        })
-    };
-    let exact = pruned_rank <= best_rank && stuck_op != usize::MAX && !straddled(ops[stuck_op].ret);
-    // No configuration, pruned or not, got past the blocking observation with the
-    // latest return: the prefix ending there is illegal (if nothing straddles it).
-    let illegal_by = (pruned_rank > best_rank && stuck_op != usize::MAX)
-        .then_some(pruned_at)
-        .filter(|&at| !straddled(at));
-    if stuck_op == usize::MAX {
-        // Every path ended in a forced dead end before any return was reached:
-        // blame the first pending return.
-        let mut x = next[head as usize];
-        while x != NO_LINK && x & 1 == 0 {
-            x = next[x as usize];
-        }
-        stuck_op = if x == NO_LINK { 0 } else { (x / 2) as usize };
-        stuck_states.push(state.clone());
-    }
-    SearchEnd::Illegal {
-        exact,
-        illegal_by,
-        stuck: stuck_op,
-        best,
-        stuck_states,
-        blockers,
-        states: cache.len() as u64,
-        memory: cache.capacity() * ENTRY_BYTES,
     }
 }
 
-/// Every pending Observe operation in the window must still be reachable: either
-/// from `s` through Grow operations alone, or through some pending Reset that was
-/// called before it returned and could have set what it saw.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn window_ok<M: SeqModel>(
-    model: &mut M,
-    s: &M::State,
-    ops: &[SOp],
-    class: &[Class],
-    reset_after: &[u32],
-    explainers: Option<&Explainers>,
-    linearized: &[bool],
-    next: &[u32],
+/// The operations not linearized yet, as a doubly linked list of call and return entries
+/// in time order, and the pruning rule that watches them.
+struct Pending<'a, M: SeqModel> {
+    model: &'a mut M,
+    ops: &'a [SOp],
+    t: Timeline,
+    next: Vec<u32>,
+    prev: Vec<u32>,
     head: u32,
-    window: &mut Vec<u32>,
-) -> Result<(), usize> {
-    window.clear();
-    let mut min_reset = u32::MAX;
-    let mut e = next[head as usize];
-    while e != NO_LINK {
-        let o = (e / 2) as usize;
-        if e & 1 == 1 {
-            if min_reset == u32::MAX {
-                min_reset = reset_after[o];
-            }
-            break;
+    linearized: Vec<bool>,
+    window: Vec<u32>,
+    /// The furthest return a pruned configuration could have reached.
+    pruned_rank: usize,
+    pruned_at: u32,
+    /// The last observation that placing each operation made impossible.
+    blocker: Vec<Option<(u32, M::State)>>,
+}
+
+impl<M: SeqModel> Pending<'_, M> {
+    #[inline]
+    fn lift(&mut self, o: usize) {
+        let (next, prev) = (&mut self.next, &mut self.prev);
+        let c = 2 * o;
+        next[prev[c] as usize] = next[c];
+        if next[c] != NO_LINK {
+            prev[next[c] as usize] = prev[c];
         }
-        match class[o] {
-            Class::Reset => {
+        if !self.ops[o].info() {
+            let r = c + 1;
+            next[prev[r] as usize] = next[r];
+            if next[r] != NO_LINK {
+                prev[next[r] as usize] = prev[r];
+            }
+        }
+        self.linearized[o] = true;
+    }
+
+    #[inline]
+    fn unlift(&mut self, o: usize) {
+        let (next, prev) = (&mut self.next, &mut self.prev);
+        let c = 2 * o;
+        if !self.ops[o].info() {
+            let r = c + 1;
+            next[prev[r] as usize] = r as u32;
+            if next[r] != NO_LINK {
+                prev[next[r] as usize] = r as u32;
+            }
+        }
+        next[prev[c] as usize] = c as u32;
+        if next[c] != NO_LINK {
+            prev[next[c] as usize] = c as u32;
+        }
+        self.linearized[o] = false;
+    }
+
+    /// An observation that may go next and is legal now (a read that sees the current
+    /// value) can always be moved to the front of any completion: it needs no branching.
+    #[inline]
+    fn forced_observation(&mut self, state: &M::State) -> Option<usize> {
+        let mut x = self.next[self.head as usize];
+        while x != NO_LINK && x & 1 == 0 {
+            let o = (x / 2) as usize;
+            // Only pure observations: anything else would also be missing
+            // from wherever it really happened.
+            if self.t.class[o] == Class::Observe
+                && self.model.step(state, o).is_some_and(|ns| ns == *state)
+            {
+                return Some(o);
+            }
+            x = self.next[x as usize];
+        }
+        None
+    }
+
+    /// Whether the configuration reached by linearizing `o` into state `ns` may still
+    /// complete; if not, remembers how far it could have got.
+    #[inline]
+    fn prune_ok(&mut self, o: usize, ns: &M::State) -> bool {
+        if !self.t.has_observe {
+            return true;
+        }
+        match self.window_ok(ns) {
+            Ok(()) => true,
+            Err(g) => {
+                // Nothing from here could get past g's return.
+                if self.t.rank[g] > self.pruned_rank {
+                    self.pruned_rank = self.t.rank[g];
+                    self.pruned_at = self.ops[g].ret;
+                }
+                self.blocker[o] = Some((g as u32, ns.clone()));
+                false
+            }
+        }
+    }
+
+    /// Every pending Observe operation in the window must still be reachable: either
+    /// from `s` through Grow operations alone, or through some pending Reset that was
+    /// called before it returned and could have set what it saw.
+    #[inline]
+    fn window_ok(&mut self, s: &M::State) -> Result<(), usize> {
+        let (ops, t) = (self.ops, &self.t);
+        self.window.clear();
+        let mut min_reset = u32::MAX;
+        let mut e = self.next[self.head as usize];
+        while e != NO_LINK {
+            let o = (e / 2) as usize;
+            if e & 1 == 1 {
                 if min_reset == u32::MAX {
-                    min_reset = ops[o].call;
+                    min_reset = t.reset_after[o];
                 }
+                break;
             }
-            Class::Observe => window.push(o as u32),
-            Class::Grow => {}
+            match t.class[o] {
+                Class::Reset => {
+                    if min_reset == u32::MAX {
+                        min_reset = ops[o].call;
+                    }
+                }
+                Class::Observe => self.window.push(o as u32),
+                Class::Grow => {}
+            }
+            e = self.next[e as usize];
         }
-        e = next[e as usize];
-    }
-    for &g in window.iter() {
-        let g = g as usize;
-        match explainers {
-            Some(ex) => {
-                if !model.compatible(s, g) && !ex.of(g).iter().any(|&p| !linearized[p as usize]) {
-                    return Err(g);
+        for &g in self.window.iter() {
+            let g = g as usize;
+            match &t.explainers {
+                Some(ex) => {
+                    if !self.model.compatible(s, g)
+                        && !ex.of(g).iter().any(|&p| !self.linearized[p as usize])
+                    {
+                        return Err(g);
+                    }
                 }
-            }
-            None => {
-                if ops[g].ret < min_reset && !model.compatible(s, g) {
-                    return Err(g);
+                None => {
+                    if ops[g].ret < min_reset && !self.model.compatible(s, g) {
+                        return Err(g);
+                    }
                 }
             }
         }
+        Ok(())
     }
-    Ok(())
+
+    /// The first return still pending: the one every path runs into.
+    fn first_return(&self) -> Option<usize> {
+        let mut x = self.next[self.head as usize];
+        while x != NO_LINK && x & 1 == 0 {
+            x = self.next[x as usize];
+        }
+        (x != NO_LINK).then_some((x / 2) as usize)
+    }
+}
+
+/// The furthest the search got: the return it could not pass and how it got there.
+struct Best<S> {
+    rank: usize,
+    /// The operation whose return stopped it; `usize::MAX` before any return was reached.
+    stuck: usize,
+    /// The longest partial linearization: operations and the state after each.
+    path: Vec<(usize, S)>,
+    /// `path` shares its first `shared` entries with the stack, so recording a new best
+    /// copies only what changed since (a long, mostly forward search would otherwise copy
+    /// its whole path at every step).
+    shared: usize,
+    stuck_states: Vec<S>,
+    blockers: Vec<(usize, S)>,
+}
+
+impl<S: Clone + Eq> Best<S> {
+    /// The search reached the return of `o` (rank `r`) in `state` along `stack`.
+    fn reached(
+        &mut self,
+        o: usize,
+        r: usize,
+        stack: &[(u32, S, bool)],
+        state: &S,
+        blocker: &Option<(u32, S)>,
+    ) {
+        if self.stuck == usize::MAX || r > self.rank {
+            self.rank = r;
+            self.stuck = o;
+            self.path.truncate(self.shared);
+            for k in self.shared..stack.len() {
+                let after = stack
+                    .get(k + 1)
+                    .map(|(_, s, _)| s.clone())
+                    .unwrap_or_else(|| state.clone());
+                self.path.push((stack[k].0 as usize, after));
+            }
+            self.shared = stack.len();
+            self.stuck_states.clear();
+            self.blockers.clear();
+        }
+        if r == self.rank && self.blockers.len() < 8 {
+            if let Some((g, bs)) = blocker {
+                let b = (*g as usize, bs.clone());
+                if !self.blockers.contains(&b) {
+                    self.blockers.push(b);
+                }
+            }
+        }
+        if r == self.rank && self.stuck_states.len() < 8 && !self.stuck_states.contains(state) {
+            self.stuck_states.push(state.clone());
+        }
+    }
+}
+
+/// The search's state: the current configuration, the path to it and what was visited.
+struct Search<'a, M: SeqModel> {
+    p: Pending<'a, M>,
+    state: M::State,
+    set_fp: (u64, u64),
+    /// Operations with a return entry not linearized yet.
+    remaining: usize,
+    /// (operation, state before it, forced: it changed nothing so no alternative needs trying)
+    stack: Vec<(u32, M::State, bool)>,
+    cache: Cache,
+    iterations: u64,
+    best: Best<M::State>,
+}
+
+impl<'a, M: SeqModel> Search<'a, M> {
+    fn new(
+        model: &'a mut M,
+        ops: &'a [SOp],
+        class: Vec<Class>,
+        active: Option<&[bool]>,
+    ) -> Search<'a, M> {
+        let n = ops.len();
+        let entries = time_order(ops, active);
+        let t = Timeline::new(model, ops, class, &entries, active);
+        let head = (2 * n) as u32;
+        let mut next = vec![NO_LINK; 2 * n + 1];
+        let mut prev = vec![NO_LINK; 2 * n + 1];
+        let mut last = head;
+        for &(_, e) in &entries {
+            next[last as usize] = e;
+            prev[e as usize] = last;
+            last = e;
+        }
+        let remaining = (0..n)
+            .filter(|&i| !ops[i].info() && is_active(active, i))
+            .count();
+        let state = model.init();
+        Search {
+            p: Pending {
+                model,
+                ops,
+                t,
+                next,
+                prev,
+                head,
+                linearized: vec![false; n],
+                window: Vec::new(),
+                pruned_rank: 0,
+                pruned_at: 0,
+                blocker: vec![None; n],
+            },
+            state,
+            set_fp: (0, 0),
+            remaining,
+            stack: Vec::new(),
+            cache: Cache::with_capacity_and_hasher(4 * n, Default::default()),
+            iterations: 0,
+            best: Best {
+                rank: 0,
+                stuck: usize::MAX,
+                path: Vec::new(),
+                shared: 0,
+                stuck_states: Vec::new(),
+                blockers: Vec::new(),
+            },
+        }
+    }
+
+    /// Searches until a linearization is found or the budget runs out (`Some`), or every
+    /// configuration is exhausted (`None`).
+    fn run(&mut self, limits: &Limits) -> Option<SearchEnd<M::State>> {
+        // `e == NEW` means a configuration was just reached.
+        const NEW: u32 = u32::MAX - 1;
+        let mut e = NEW;
+        loop {
+            if e == NEW {
+                if self.remaining == 0 {
+                    return Some(SearchEnd::Ok {
+                        states: self.cache.len() as u64,
+                        memory: self.cache.capacity() * ENTRY_BYTES + self.stack.capacity() * 16,
+                    });
+                }
+                if let Some(end) = self.over_budget(limits) {
+                    return Some(end);
+                }
+                if let Some(o) = self.p.forced_observation(&self.state) {
+                    if self.take_forced(o) {
+                        continue;
+                    }
+                    // This configuration is dead: backtrack.
+                    e = NO_LINK;
+                } else {
+                    e = self.p.next[self.p.head as usize];
+                }
+            }
+            if e != NO_LINK && e & 1 == 0 {
+                e = if self.try_call(e) {
+                    NEW
+                } else {
+                    self.p.next[e as usize]
+                };
+                continue;
+            }
+            if e != NO_LINK {
+                // A return entry: its operation cannot be placed from here.
+                let o = (e / 2) as usize;
+                let r = self.p.t.rank[o];
+                let blocker = &self.p.blocker[o];
+                self.best.reached(o, r, &self.stack, &self.state, blocker);
+            }
+            match self.backtrack() {
+                Some(next) => e = next,
+                None => return None,
+            }
+        }
+    }
+
+    /// Checks the budget every 1024 configurations.
+    #[inline]
+    fn over_budget(&mut self, limits: &Limits) -> Option<SearchEnd<M::State>> {
+        self.iterations += 1;
+        if self.iterations & 0x3FF != 1 {
+            return None;
+        }
+        let memory = self.cache.capacity() * ENTRY_BYTES + self.p.model.memory();
+        let reason = if limits.stop.load(Ordering::Relaxed) {
+            "cancelled".to_string()
+        } else if memory > limits.max_memory {
+            format!(
+                "memory budget exhausted ({} MiB of visited states)",
+                memory >> 20
+            )
+        } else if Instant::now() > limits.deadline {
+            "time budget exhausted".to_string()
+        } else {
+            return None;
+        };
+        Some(SearchEnd::Unknown {
+            reason,
+            best: std::mem::take(&mut self.best.path),
+            states: self.cache.len() as u64,
+            memory,
+        })
+    }
+
+    /// The visited-cache key of the configuration with `o` linearized into state `s`, and
+    /// the linearized set's new fingerprint.
+    #[inline]
+    fn cache_key(&self, o: usize, s: &M::State) -> (u128, (u64, u64)) {
+        let z = self.p.t.zob[o];
+        let f = (self.set_fp.0 ^ z.0, self.set_fp.1 ^ z.1);
+        let (a, b) = self.p.model.fingerprint(s);
+        ((((f.0 ^ a) as u128) << 64) | (f.1 ^ b) as u128, f)
+    }
+
+    /// Takes the forced observation `o`; false if that configuration is visited or pruned.
+    #[inline]
+    fn take_forced(&mut self, o: usize) -> bool {
+        let (key, f) = self.cache_key(o, &self.state);
+        if !self.cache.insert(key) {
+            return false;
+        }
+        self.p.lift(o);
+        if !self.p.prune_ok(o, &self.state) {
+            self.p.unlift(o);
+            return false;
+        }
+        self.stack.push((o as u32, self.state.clone(), true));
+        self.linearized(o, f);
+        true
+    }
+
+    /// Tries to linearize the operation whose call entry is `e`; false if it cannot go
+    /// here or leads to a visited or pruned configuration.
+    #[inline]
+    fn try_call(&mut self, e: u32) -> bool {
+        let o = (e / 2) as usize;
+        let Some(ns) = self.p.model.step(&self.state, o) else {
+            return false;
+        };
+        let (key, f) = self.cache_key(o, &ns);
+        if !self.cache.insert(key) {
+            return false;
+        }
+        self.p.lift(o);
+        if !self.p.prune_ok(o, &ns) {
+            self.p.unlift(o);
+            return false;
+        }
+        self.stack
+            .push((o as u32, std::mem::replace(&mut self.state, ns), false));
+        self.linearized(o, f);
+        true
+    }
+
+    #[inline]
+    fn linearized(&mut self, o: usize, set_fp: (u64, u64)) {
+        self.set_fp = set_fp;
+        if !self.p.ops[o].info() {
+            self.remaining -= 1;
+        }
+    }
+
+    /// Backtracks past forced steps to the last real choice: the entry to try next, or
+    /// `None` when nothing is left to try.
+    fn backtrack(&mut self) -> Option<u32> {
+        loop {
+            let (p, ps, forced) = self.stack.pop()?;
+            self.best.shared = self.best.shared.min(self.stack.len());
+            let p = p as usize;
+            self.p.unlift(p);
+            self.state = ps;
+            let z = self.p.t.zob[p];
+            self.set_fp = (self.set_fp.0 ^ z.0, self.set_fp.1 ^ z.1);
+            if !self.p.ops[p].info() {
+                self.remaining += 1;
+            }
+            if !forced {
+                return Some(self.p.next[2 * p]);
+            }
+        }
+    }
+
+    /// Every configuration is exhausted: what got furthest, and whether the prefix that
+    /// ends with its stuck return is known to be the shortest illegal one.
+    fn illegal(self, orig: &[SOp], cut: Option<u32>) -> SearchEnd<M::State> {
+        let Search {
+            p,
+            state,
+            cache,
+            mut best,
+            ..
+        } = self;
+        let cut_at = cut.unwrap_or(u32::MAX - 1);
+        // A failed operation absent here but still in flight at the stuck return
+        // could have explained it in that prefix: then the prefix is not known.
+        let straddled = |at: u32| {
+            orig.iter().enumerate().any(|(i, o)| {
+                o.call < at
+                    && at < o.ret
+                    && o.ret <= cut_at
+                    && (o.failed || p.model.pending_differs(i))
+            })
+        };
+        let reached = best.stuck != usize::MAX;
+        let exact = p.pruned_rank <= best.rank && reached && !straddled(p.ops[best.stuck].ret);
+        // No configuration, pruned or not, got past the blocking observation with the
+        // latest return: the prefix ending there is illegal (if nothing straddles it).
+        let illegal_by = (p.pruned_rank > best.rank && reached)
+            .then_some(p.pruned_at)
+            .filter(|&at| !straddled(at));
+        if !reached {
+            // Every path ended in a forced dead end before any return was reached:
+            // blame the first pending return.
+            best.stuck = p.first_return().unwrap_or(0);
+            best.stuck_states.push(state.clone());
+        }
+        SearchEnd::Illegal {
+            exact,
+            illegal_by,
+            stuck: best.stuck,
+            best: best.path,
+            stuck_states: best.stuck_states,
+            blockers: best.blockers,
+            states: cache.len() as u64,
+            memory: cache.capacity() * ENTRY_BYTES,
+        }
+    }
 }
