@@ -66,35 +66,24 @@ impl Etcd {
 #[async_trait]
 impl SystemAdapter for Etcd {
     async fn roles(&self) -> BTreeMap<String, Role> {
-        // Ask every node at once; a paused or partitioned node simply does not answer in time.
-        let asks = self.endpoints.keys().map(|node| async move {
-            let status = tokio::time::timeout(Duration::from_secs(1), async {
-                let mut client = self.client(node).await.ok()?;
-                client.status().await.ok()
-            })
-            .await
-            .ok()
-            .flatten()?;
-            let header = status.header()?;
-            Some((
-                node.clone(),
-                header.member_id(),
-                status.leader(),
-                status.raft_term(),
-            ))
-        });
-        let answers: Vec<_> = futures_util::future::join_all(asks)
-            .await
-            .into_iter()
-            .flatten()
-            .collect();
+        // (member id, the leader it believes in, its term) from every node that answers.
+        let answers = super::ask_each(
+            self.endpoints.keys(),
+            Duration::from_secs(1),
+            |node| async move {
+                let status = self.client(node).await.ok()?.status().await.ok()?;
+                let member = status.header()?.member_id();
+                Some((member, status.leader(), status.raft_term()))
+            },
+        )
+        .await;
         // A node cut off from the others may still believe in an old leader; trust the highest term.
-        let Some(&(_, _, leader, term)) = answers.iter().max_by_key(|a| a.3) else {
+        let Some(&(_, (_, leader, term))) = answers.iter().max_by_key(|(_, a)| a.2) else {
             return BTreeMap::new();
         };
         answers
             .iter()
-            .map(|(node, member, _, _)| {
+            .map(|(node, (member, _, _))| {
                 let role = if *member == leader && term > 0 {
                     Role::Leader
                 } else {

@@ -27,7 +27,7 @@ use bollard::Docker;
 use chaos_s3::{BucketStore, GetCondition, S3Outcome};
 
 use super::s3::S3;
-use super::{AdapterSettings, SystemAdapter, SystemClient, SystemInfo};
+use super::{ask_until, AdapterSettings, SystemAdapter, SystemClient, SystemInfo};
 use crate::cluster::docker::exec;
 use crate::cluster::Cluster;
 use crate::scenario::{Role, WorkloadKind};
@@ -98,38 +98,29 @@ impl Garage {
         node: &str,
         args: &[&str],
     ) -> Result<String, String> {
-        loop {
-            match self.garage(node, args).await {
-                Ok(out) => return Ok(out),
-                Err(e) if Instant::now() >= deadline => return Err(e),
-                Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
-            }
-        }
+        let every = Duration::from_millis(500);
+        ask_until(deadline, every, || self.garage(node, args)).await
     }
 
     /// Every node answers a GET of an object that does not exist with 404: the layout, the key
     /// and the bucket have reached it, and it can reach a read quorum.
     async fn until_s3_answers(&self, deadline: Instant, bucket: &str) -> Result<(), String> {
         for node in self.containers.keys() {
-            loop {
-                let client = self.s3.client(node)?;
-                let reply = tokio::time::timeout(
-                    Duration::from_secs(5),
-                    client.get(bucket, "chaos-ready-probe", &GetCondition::default()),
-                )
-                .await;
-                let why = match reply {
-                    Ok(r) => match r.outcome {
-                        S3Outcome::Ok(_) => break,
-                        S3Outcome::Fail(e) | S3Outcome::Info(e) => e,
+            let client = &self.s3.client(node)?;
+            let get_missing = || async move {
+                let absent = GetCondition::default();
+                let get = client.get(bucket, "chaos-ready-probe", &absent);
+                match tokio::time::timeout(Duration::from_secs(5), get).await {
+                    Ok(reply) => match reply.outcome {
+                        S3Outcome::Ok(_) => Ok(()),
+                        S3Outcome::Fail(e) | S3Outcome::Info(e) => Err(e),
                     },
-                    Err(_) => "no answer within 5s".to_string(),
-                };
-                if Instant::now() >= deadline {
-                    return Err(format!("S3 GET on {node}: {}", self.redact(&why)));
+                    Err(_) => Err("no answer within 5s".to_string()),
                 }
-                tokio::time::sleep(Duration::from_millis(250)).await;
-            }
+            };
+            ask_until(deadline, Duration::from_millis(250), get_missing)
+                .await
+                .map_err(|why| format!("S3 GET on {node}: {}", self.redact(&why)))?;
         }
         Ok(())
     }

@@ -8,7 +8,7 @@ pub mod redis;
 pub mod s3;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -107,6 +107,46 @@ pub fn client_urls(
         .into_iter()
         .filter_map(|n| Some((n.clone(), url(cluster.endpoint(&n, port)?))))
         .collect()
+}
+
+/// Asks every node at once, each for at most `patience`; a node that does not answer in time
+/// (paused, partitioned, down) or answers `None` is left out. Roles and index probes.
+pub async fn ask_each<'a, T, Fut>(
+    nodes: impl IntoIterator<Item = &'a String>,
+    patience: Duration,
+    ask: impl Fn(&'a String) -> Fut,
+) -> Vec<(String, T)>
+where
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let asks = nodes.into_iter().map(|node| {
+        let answer = tokio::time::timeout(patience, ask(node));
+        async move { Some((node.clone(), answer.await.ok()??)) }
+    });
+    futures_util::future::join_all(asks)
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// Asks again every `every` until the answer is `Ok` or `deadline` has passed, and returns the
+/// last answer: readiness waits, "until the roles say so", a CLI that must succeed.
+pub async fn ask_until<T, E, Fut>(
+    deadline: Instant,
+    every: Duration,
+    mut ask: impl FnMut() -> Fut,
+) -> Result<T, E>
+where
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    loop {
+        match ask().await {
+            Ok(answer) => return Ok(answer),
+            Err(e) if Instant::now() >= deadline => return Err(e),
+            Err(_) => tokio::time::sleep(every).await,
+        }
+    }
 }
 
 pub fn names() -> Vec<&'static str> {
@@ -221,5 +261,50 @@ pub trait SystemClient: Send {
     /// for clients that can resend a call byte for byte (Ozone's rename); None otherwise.
     fn last_call(&self) -> Option<(String, String)> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn ask_each_leaves_out_nodes_that_are_slow_or_say_nothing() {
+        let nodes: Vec<String> = ["a", "b", "c"].iter().map(|n| n.to_string()).collect();
+        let answers = ask_each(&nodes, Duration::from_millis(50), |node| async move {
+            match node.as_str() {
+                "a" => Some(1),
+                "b" => None,
+                _ => {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    Some(3)
+                }
+            }
+        })
+        .await;
+        assert_eq!(answers, vec![("a".to_string(), 1)]);
+    }
+
+    #[tokio::test]
+    async fn ask_until_returns_the_first_ok_or_the_last_error() {
+        let asked = std::cell::Cell::new(0);
+        let third_time = || {
+            asked.set(asked.get() + 1);
+            let n = asked.get();
+            async move {
+                if n == 3 {
+                    Ok(n)
+                } else {
+                    Err(n)
+                }
+            }
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        assert_eq!(ask_until(deadline, Duration::ZERO, third_time).await, Ok(3));
+        let never = || async { Err::<(), _>("no") };
+        assert_eq!(
+            ask_until(Instant::now(), Duration::ZERO, never).await,
+            Err("no")
+        );
     }
 }

@@ -56,30 +56,26 @@ impl Redis {
 #[async_trait]
 impl SystemAdapter for Redis {
     async fn roles(&self) -> BTreeMap<String, Role> {
-        let asks = self.endpoints.keys().map(|node| async move {
-            let info: String = tokio::time::timeout(Duration::from_secs(1), async {
+        super::ask_each(
+            self.endpoints.keys(),
+            Duration::from_secs(1),
+            |node| async move {
                 let mut conn = self.connection(node).await.ok()?;
-                redis::cmd("INFO")
+                let info: String = redis::cmd("INFO")
                     .arg("replication")
                     .query_async(&mut conn)
                     .await
-                    .ok()
-            })
-            .await
-            .ok()
-            .flatten()?;
-            let role = if info.contains("role:master") {
-                Role::Leader
-            } else {
-                Role::Follower
-            };
-            Some((node.clone(), role))
-        });
-        futures_util::future::join_all(asks)
-            .await
-            .into_iter()
-            .flatten()
-            .collect()
+                    .ok()?;
+                Some(if info.contains("role:master") {
+                    Role::Leader
+                } else {
+                    Role::Follower
+                })
+            },
+        )
+        .await
+        .into_iter()
+        .collect()
     }
 
     async fn connect(&self, node: &str) -> Result<Box<dyn SystemClient>, String> {

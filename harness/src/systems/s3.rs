@@ -14,7 +14,9 @@ use async_trait::async_trait;
 use chaos_s3::{BucketStore, GetCondition, GetResult, PutCondition, S3Client, S3Outcome, Timeouts};
 use serde_json::{json, Value};
 
-use super::{AdapterSettings, Operation, Outcome, SystemAdapter, SystemClient, SystemInfo};
+use super::{
+    ask_until, AdapterSettings, Operation, Outcome, SystemAdapter, SystemClient, SystemInfo,
+};
 use crate::cluster::Cluster;
 use crate::scenario::{EtagForm, Role, S3Spec, WorkloadKind};
 
@@ -124,11 +126,16 @@ impl SystemAdapter for S3 {
     /// (a node's port may open before its S3 API answers; a distributed store needs quorum).
     async fn prepare(&self, within: Duration) -> Result<(), String> {
         let bucket = self.spec()?.bucket.clone();
-        let deadline = Instant::now() + within;
-        let mut last = String::from("no node publishes an S3 port");
-        loop {
-            for node in self.endpoints.keys() {
-                let reply = self.client(node)?.create_bucket(&bucket).await;
+        let clients = &self
+            .endpoints
+            .keys()
+            .map(|node| Ok((node, self.client(node)?)))
+            .collect::<Result<Vec<_>, String>>()?;
+        let bucket = &bucket;
+        let create_on_any = || async move {
+            let mut last = String::from("no node publishes an S3 port");
+            for (node, client) in clients {
+                let reply = client.create_bucket(bucket).await;
                 match reply.outcome {
                     S3Outcome::Ok(()) => return Ok(()),
                     S3Outcome::Fail(r) | S3Outcome::Info(r) => {
@@ -136,11 +143,10 @@ impl SystemAdapter for S3 {
                     }
                 }
             }
-            if Instant::now() >= deadline {
-                return Err(last);
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+            Err(last)
+        };
+        let every = Duration::from_millis(250);
+        ask_until(Instant::now() + within, every, create_on_any).await
     }
 
     fn object_store(&self, node: &str, timeout: Duration) -> Option<BucketStore> {

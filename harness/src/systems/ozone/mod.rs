@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bollard::Docker;
@@ -31,7 +31,7 @@ use ozone_rpc::{BucketLayout, OmClient, OmRequest, Status};
 use serde_json::json;
 use tokio::sync::OnceCell;
 
-use super::{AdapterSettings, SystemAdapter, SystemClient, SystemInfo};
+use super::{ask_each, ask_until, AdapterSettings, SystemAdapter, SystemClient, SystemInfo};
 use crate::cluster::docker::exec;
 use crate::cluster::Cluster;
 use crate::scenario::plan::ActionParams;
@@ -188,21 +188,19 @@ impl Ozone {
     /// Moves leadership to `om` (`ozone admin om transfer`) and waits until the roles say so.
     async fn make_leader(&self, om: &str) -> Result<(), String> {
         let transfer = self.run_admin(&admin::transfer_leader(om)).await;
-        let deadline = tokio::time::Instant::now() + ADMIN_PATIENCE;
-        loop {
-            if self.roles().await.get(om) == Some(&Role::Leader) {
-                return Ok(());
+        let leads = || async move {
+            match self.roles().await.get(om) {
+                Some(Role::Leader) => Ok(()),
+                _ => Err(()),
             }
-            if tokio::time::Instant::now() >= deadline {
-                return Err(match transfer {
-                    Err(e) => format!("could not make {om} the leader: {e}"),
-                    Ok(_) => {
-                        format!("{om} was not the leader {ADMIN_PATIENCE:?} after the transfer")
-                    }
-                });
-            }
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
+        };
+        let deadline = Instant::now() + ADMIN_PATIENCE;
+        ask_until(deadline, Duration::from_millis(500), leads)
+            .await
+            .map_err(|()| match transfer {
+                Err(e) => format!("could not make {om} the leader: {e}"),
+                Ok(_) => format!("{om} was not the leader {ADMIN_PATIENCE:?} after the transfer"),
+            })
     }
 
     /// The S3 adapter and the gateway node that answers S3 (the workload's node if it does).
@@ -239,29 +237,18 @@ impl Ozone {
 
     /// Each OM's Ratis indexes from its /prom page; an OM that does not answer is left out.
     pub async fn probe(&self) -> BTreeMap<String, RatisIndexes> {
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(2))
-            .build()
-            .unwrap_or_default();
-        let asks = self.http.iter().map(|(node, addr)| {
-            let http = http.clone();
+        let http = reqwest::Client::new();
+        ask_each(self.http.keys(), Duration::from_secs(2), |node| {
+            let url = format!("http://{}/prom", self.http[node]);
+            let http = &http;
             async move {
-                let text = http
-                    .get(format!("http://{addr}/prom"))
-                    .send()
-                    .await
-                    .ok()?
-                    .text()
-                    .await
-                    .ok()?;
-                Some((node.clone(), parse_prom(&text, node)))
+                let text = http.get(url).send().await.ok()?.text().await.ok()?;
+                Some(parse_prom(&text, node))
             }
-        });
-        futures_util::future::join_all(asks)
-            .await
-            .into_iter()
-            .flatten()
-            .collect()
+        })
+        .await
+        .into_iter()
+        .collect()
     }
 
     /// Waits until an OM is the leader, the SCM has left safe mode and a pipeline of three
@@ -273,13 +260,12 @@ impl Ozone {
             .shells
             .get("scm")
             .ok_or("the cluster has no node scm")?;
-        let deadline = tokio::time::Instant::now() + within;
-        let (safemode_status, pipeline_list) = (admin::safemode_status(), admin::pipelines());
-        loop {
+        let (safemode_status, pipeline_list) = (&admin::safemode_status(), &admin::pipelines());
+        let serviceable = || async move {
             let (roles, safemode, pipelines) = tokio::join!(
                 self.roles(),
-                exec(&self.docker, scm, &safemode_status, None),
-                exec(&self.docker, scm, &pipeline_list, None),
+                exec(&self.docker, scm, safemode_status, None),
+                exec(&self.docker, scm, pipeline_list, None),
             );
             let leader = roles.iter().find(|(_, r)| **r == Role::Leader);
             let open = pipelines.map_or(0, |out| count_open_three(&out.stdout));
@@ -300,16 +286,18 @@ impl Ozone {
                     if let Ok(mut hint) = self.leader_hint.lock() {
                         *hint = Some(om.clone());
                     }
-                    return Ok(format!(
-                    "{om} leads, the SCM is out of safe mode, {open} RATIS/THREE pipeline(s) open"
-                ));
+                    Ok(format!(
+                        "{om} leads, the SCM is out of safe mode, {open} RATIS/THREE pipeline(s) \
+                         open"
+                    ))
                 }
-                _ if tokio::time::Instant::now() >= deadline => {
-                    return Err(format!("after {within:?}: {}", missing.join("; ")))
-                }
-                _ => tokio::time::sleep(Duration::from_secs(2)).await,
+                _ => Err(missing),
             }
-        }
+        };
+        let every = Duration::from_secs(2);
+        ask_until(Instant::now() + within, every, serviceable)
+            .await
+            .map_err(|missing| format!("after {within:?}: {}", missing.join("; ")))
     }
 
     /// Runs a command line in the first OM container that runs it successfully, giving each
