@@ -19,6 +19,44 @@ pub(super) struct Layout {
 
 /// Decides a prefix: a layout if it is linearizable.
 pub(super) fn decide(c: &Compiled, p: &Prefix) -> Result<Layout, Stop> {
+    let Chains {
+        child,
+        chain,
+        depth,
+        root,
+    } = link_chains(p)?;
+    let entries = positions(c, p, &chain, &depth);
+    let spans = spans(&entries, root.len())?;
+    let by_key = match order_chains(&spans) {
+        Ok(k) => k,
+        Err((x, y, u, v)) => return Err(Stop::Illegal(Witness::Cycle { x, y, u, v, chain })),
+    };
+    let mut order = Vec::with_capacity(p.included);
+    for &x in &by_key {
+        let (s, e) = spans.range[x as usize];
+        order.extend(entries[s..e].iter().map(|e| e.3).filter(|&o| o != NONE));
+    }
+    Ok(Layout {
+        child,
+        chain,
+        a: spans.a,
+        b: spans.b,
+        root,
+        order,
+    })
+}
+
+/// The present nodes linked into chains, each node with its depth in its chain.
+struct Chains {
+    child: Vec<u32>,
+    chain: Vec<u32>,
+    depth: Vec<u32>,
+    /// The first node of each chain.
+    root: Vec<u32>,
+}
+
+/// Condition 1: no node has two children; and every present node hangs from a root.
+fn link_chains(p: &Prefix) -> Result<Chains, Stop> {
     let n = p.parent.len();
     let mut child = vec![NONE; n];
     for v in 0..n {
@@ -51,7 +89,18 @@ pub(super) fn decide(c: &Compiled, p: &Prefix) -> Result<Layout, Stop> {
             "cas operations that wait on each other in a cycle".into(),
         ));
     }
-    // (chain << 32 | position, invocation, completion, operation)
+    Ok(Chains {
+        child,
+        chain,
+        depth,
+        root,
+    })
+}
+
+/// The prefix's operations sorted by chain and position in it, as
+/// (chain << 32 | position, invocation, completion, operation); the initial value's
+/// writer first.
+fn positions(c: &Compiled, p: &Prefix, chain: &[u32], depth: &[u32]) -> Vec<(u64, u32, u32, u32)> {
     let mut entries: Vec<(u64, u32, u32, u32)> = Vec::with_capacity(p.included + 1);
     entries.push(((chain[INIT as usize] as u64) << 32, 0, 0, NONE));
     for (i, o) in c.ops.iter().enumerate() {
@@ -64,10 +113,24 @@ pub(super) fn decide(c: &Compiled, p: &Prefix) -> Result<Layout, Stop> {
         entries.push(((chain[v] as u64) << 32 | pos, o.inv, p.ret[i], i as u32));
     }
     entries.sort_unstable();
-    let chains = root.len();
+    entries
+}
+
+/// Per chain: earliest completion `a` and latest invocation `b`, the operations that set
+/// them, and the chain's range of entries.
+struct Spans {
+    a: Vec<u32>,
+    b: Vec<u32>,
+    a_op: Vec<u32>,
+    b_op: Vec<u32>,
+    range: Vec<(usize, usize)>,
+}
+
+/// Condition 2: inside each chain, nothing at a later position returned before something
+/// at an earlier one was invoked.
+fn spans(entries: &[(u64, u32, u32, u32)], chains: usize) -> Result<Spans, Stop> {
     let mut a = vec![INF; chains];
     let mut b = vec![0u32; chains];
-    // The operations that set them.
     let mut a_op = vec![NONE; chains];
     let mut b_op = vec![NONE; chains];
     let mut range = vec![(0usize, 0usize); chains];
@@ -107,37 +170,31 @@ pub(super) fn decide(c: &Compiled, p: &Prefix) -> Result<Layout, Stop> {
         (b[ch], b_op[ch]) = (before, before_op);
         range[ch] = (start, i);
     }
-    let mut by_key: Vec<u32> = (0..chains as u32).collect();
+    Ok(Spans {
+        a,
+        b,
+        a_op,
+        b_op,
+        range,
+    })
+}
+
+/// Condition 3: the chains sorted by `min(a, b)`, each `a` past every earlier `b`. `Err`:
+/// two chains that must each precede the other, as the `x, y, u, v` of `Witness::Cycle`.
+fn order_chains(s: &Spans) -> Result<Vec<u32>, (u32, u32, u32, u32)> {
+    let (a, b) = (&s.a, &s.b);
+    let mut by_key: Vec<u32> = (0..a.len() as u32).collect();
     by_key.sort_unstable_by_key(|&x| a[x as usize].min(b[x as usize]));
     let (mut latest, mut latest_chain) = (0u32, NONE);
     for &j in &by_key {
         let j = j as usize;
         if a[j] < latest {
-            // Two chains must each precede the other.
             let i = latest_chain as usize;
-            return Err(Stop::Illegal(Witness::Cycle {
-                x: a_op[i],
-                y: b_op[j],
-                u: a_op[j],
-                v: b_op[i],
-                chain,
-            }));
+            return Err((s.a_op[i], s.b_op[j], s.a_op[j], s.b_op[i]));
         }
         if b[j] >= latest {
             (latest, latest_chain) = (b[j], j as u32);
         }
     }
-    let mut order = Vec::with_capacity(p.included);
-    for &x in &by_key {
-        let (s, e) = range[x as usize];
-        order.extend(entries[s..e].iter().map(|e| e.3).filter(|&o| o != NONE));
-    }
-    Ok(Layout {
-        child,
-        chain,
-        a,
-        b,
-        root,
-        order,
-    })
+    Ok(by_key)
 }

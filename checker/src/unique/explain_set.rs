@@ -1,11 +1,10 @@
 //! Explains an illegal set partition: the read that cannot take its place among the layers
 //! of the legal prefix, with the least and the most the set can hold while it was in flight.
 
-use super::chains::Layout;
-use super::explain::linearization;
-use super::prefix::{subset, Prefix};
+use super::explain::Scene;
+use super::prefix::subset;
 use super::{Compiled, Kind, INF, NONE};
-use crate::history::{show, Operation};
+use crate::history::show;
 use crate::linearizable::{Explanation, OpSummary};
 
 /// Elements shown of a set, at most.
@@ -70,97 +69,20 @@ fn show_set_vs(c: &Compiled, es: &[u32], needed: &[u32]) -> String {
 }
 
 /// set: explains why read `z` (or the read that saw the element of add `z`, when `z` is an
-/// add that failed) cannot take its place among the layers of the legal prefix `t`.
-pub(super) fn explain_set(
-    key: &Option<String>,
-    ops: &[&Operation],
-    c: &Compiled,
-    t: &Prefix,
-    lay: &Layout,
-    z: u32,
-    end: u32,
-) -> Explanation {
-    let summary = |o: u32| OpSummary::of(ops[c.ops[o as usize].src as usize]);
-    let (steps, linearized) = linearization(ops, c, lay);
-    let end_event = (end - 1) as usize;
-    let zo = c.ops[z as usize];
-    // The read that cannot be placed, and the set it needs.
-    let (victim, failed) = if zo.kind == Kind::Read {
-        (z, None)
-    } else {
-        let e = zo.node;
-        let r = (0..c.ops.len())
-            .find(|&i| {
-                t.inc[i]
-                    && c.ops[i].kind == Kind::Read
-                    && c.path(c.ops[i].from).binary_search(&e).is_ok()
-            })
-            .unwrap_or(z as usize) as u32;
-        (r, Some(e))
-    };
+/// add that failed) cannot take its place among the layers of the legal prefix.
+pub(super) fn explain_set(s: &Scene) -> Explanation {
+    let c = s.c;
+    let (victim, failed) = victim(s);
     let vo = c.ops[victim as usize];
     let sz: &[u32] = if vo.kind == Kind::Read {
         c.path(vo.from)
     } else {
         &[]
     };
-    let (zi, zr) = (vo.inv, vo.done.min(end));
+    let (zi, zr) = (vo.inv, vo.done.min(s.end));
     let needs = format!("set {}", show_set(c, sz));
-    let holds = |set: &[u32], e: u32| set.binary_search(&e).is_ok();
-    // The layers of the legal prefix: each one's set (the initial node holds nothing; the
-    // last node, of adds nobody saw, holds everything).
-    let n = t.parent.len();
-    let mut layer_set: Vec<Option<u32>> = vec![None; n];
-    let mut layer_reader: Vec<u32> = vec![NONE; n];
-    let (mut rd, mut wr) = (vec![INF; n], vec![INF; n]);
-    for (i, o) in c.ops.iter().enumerate() {
-        if !t.inc[i] {
-            continue;
-        }
-        let k = t.node[i] as usize;
-        if o.kind == Kind::Read {
-            layer_set[k] = Some(o.from);
-            layer_reader[k] = i as u32;
-            rd[k] = rd[k].min(t.ret[i]);
-        } else {
-            wr[k] = wr[k].min(t.ret[i]);
-        }
-    }
-    // Earliest completion at layers after k.
-    let mut later = vec![INF; n + 1];
-    for k in (0..n).rev() {
-        later[k] = later[k + 1].min(rd[k]).min(wr[k]);
-    }
-    // Adds come in any order within a layer, so the states while z was in flight are every
-    // set between the elements certainly added before it began (an add done, or something
-    // that must follow it done) and those that may have been added before it returned (the
-    // add begun, and every read that lacks it begun).
-    // Latest invocation of a read at layers before k.
-    let mut reads_before = vec![0u32; n + 1];
-    for (i, o) in c.ops.iter().enumerate() {
-        if t.inc[i] && o.kind == Kind::Read {
-            let k = t.node[i] as usize + 1;
-            reads_before[k] = reads_before[k].max(o.inv);
-        }
-    }
-    for k in 1..=n {
-        reads_before[k] = reads_before[k].max(reads_before[k - 1]);
-    }
-    let (mut lo, mut hi): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-    for (i, o) in c.ops.iter().enumerate() {
-        if !t.inc[i] || o.kind == Kind::Read {
-            continue;
-        }
-        let k = t.node[i] as usize;
-        if t.ret[i].min(rd[k]).min(later[k + 1]) < zi {
-            lo.push(o.node);
-        }
-        if o.inv < zr && reads_before[k] < zr {
-            hi.push(o.node);
-        }
-    }
-    lo.sort_unstable();
-    hi.sort_unstable();
+    let layers = Layers::new(s);
+    let (lo, hi) = layers.bounds(zi, zr);
     let states: Vec<String> = if lo == hi {
         vec![show_set_vs(c, &lo, sz)]
     } else {
@@ -175,54 +97,192 @@ pub(super) fn explain_set(
         )
     };
     let by_then = format!("; by then {range}");
-    let mut after = None;
-    let could = if let Some(e) = failed {
-        let a = summary(z);
-        let s = format!(
+    let (could, after) = if let Some(e) = failed {
+        let a = s.summary(s.z);
+        let text = format!(
             ", which holds {}, but only {} ({}) adds it, and that failed",
             show(&c.values[e as usize]),
             a.describe(),
             a.locate()
         );
-        s
+        (text, None)
     } else if let Some(&f) = sz.iter().find(|&&f| c.writer[f as usize] == NONE) {
-        format!(
+        let text = format!(
             ", but nothing adds {}{by_then}",
             show(&c.values[f as usize])
-        )
-    } else if let Some(k) = (1..n).find(|&k| {
-        layer_set[k].is_some_and(|p| {
-            let l = c.path(p);
-            !subset(l, sz) && !subset(sz, l)
+        );
+        (text, None)
+    } else if let Some(k) = layers.incomparable(sz) {
+        layers.incomparable_story(k, sz)
+    } else {
+        layers.missing_or_early(sz, zi, zr, &range, by_then)
+    };
+    let op = s.summary(victim);
+    let message = s.cannot(&op, &needs, &could);
+    s.explanation(op, message, needs, states, after)
+}
+
+/// The read that cannot be placed: `z` itself, or, when `z` is an add that failed, a read
+/// that holds its element (with that element).
+fn victim(s: &Scene) -> (u32, Option<u32>) {
+    let (c, t, z) = (s.c, &s.t, s.z);
+    let zo = c.ops[z as usize];
+    if zo.kind == Kind::Read {
+        return (z, None);
+    }
+    let e = zo.node;
+    let r = (0..c.ops.len())
+        .find(|&i| {
+            t.inc[i]
+                && c.ops[i].kind == Kind::Read
+                && c.path(c.ops[i].from).binary_search(&e).is_ok()
         })
-    }) {
-        let l = c.path(layer_set[k].unwrap_or(0));
+        .unwrap_or(z as usize) as u32;
+    (r, Some(e))
+}
+
+fn holds(set: &[u32], e: u32) -> bool {
+    set.binary_search(&e).is_ok()
+}
+
+/// The layers of the legal prefix: each one's set (the initial node holds nothing; the
+/// last node, of adds nobody saw, holds everything) and when its operations ran.
+struct Layers<'s, 'a, 'c> {
+    s: &'s Scene<'a, 'c>,
+    n: usize,
+    set: Vec<Option<u32>>,
+    reader: Vec<u32>,
+    /// Earliest completion of a read at each layer.
+    rd: Vec<u32>,
+    /// Earliest completion at layers after k.
+    later: Vec<u32>,
+    /// Latest invocation of a read at layers before k.
+    reads_before: Vec<u32>,
+}
+
+impl<'s, 'a, 'c> Layers<'s, 'a, 'c> {
+    fn new(s: &'s Scene<'a, 'c>) -> Self {
+        let (c, t) = (s.c, &s.t);
+        let n = t.parent.len();
+        let mut set: Vec<Option<u32>> = vec![None; n];
+        let mut reader: Vec<u32> = vec![NONE; n];
+        let (mut rd, mut wr) = (vec![INF; n], vec![INF; n]);
+        for (i, o) in c.ops.iter().enumerate() {
+            if !t.inc[i] {
+                continue;
+            }
+            let k = t.node[i] as usize;
+            if o.kind == Kind::Read {
+                set[k] = Some(o.from);
+                reader[k] = i as u32;
+                rd[k] = rd[k].min(t.ret[i]);
+            } else {
+                wr[k] = wr[k].min(t.ret[i]);
+            }
+        }
+        let mut later = vec![INF; n + 1];
+        for k in (0..n).rev() {
+            later[k] = later[k + 1].min(rd[k]).min(wr[k]);
+        }
+        let mut reads_before = vec![0u32; n + 1];
+        for (i, o) in c.ops.iter().enumerate() {
+            if t.inc[i] && o.kind == Kind::Read {
+                let k = t.node[i] as usize + 1;
+                reads_before[k] = reads_before[k].max(o.inv);
+            }
+        }
+        for k in 1..=n {
+            reads_before[k] = reads_before[k].max(reads_before[k - 1]);
+        }
+        Layers {
+            s,
+            n,
+            set,
+            reader,
+            rd,
+            later,
+            reads_before,
+        }
+    }
+
+    /// When the add `i` (at layer `k`) certainly had taken effect: its completion, or that
+    /// of anything that must follow it.
+    fn proof(&self, i: usize) -> u32 {
+        let t = &self.s.t;
+        let k = t.node[i] as usize;
+        t.ret[i].min(self.rd[k]).min(self.later[k + 1])
+    }
+
+    /// Adds come in any order within a layer, so the states while a read was in flight
+    /// (from `zi` to `zr`) are every set between the elements certainly added before it
+    /// began (an add done, or something that must follow it done) and those that may have
+    /// been added before it returned (the add begun, and every read that lacks it begun).
+    fn bounds(&self, zi: u32, zr: u32) -> (Vec<u32>, Vec<u32>) {
+        let (c, t) = (self.s.c, &self.s.t);
+        let (mut lo, mut hi): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+        for (i, o) in c.ops.iter().enumerate() {
+            if !t.inc[i] || o.kind == Kind::Read {
+                continue;
+            }
+            let k = t.node[i] as usize;
+            if self.proof(i) < zi {
+                lo.push(o.node);
+            }
+            if o.inv < zr && self.reads_before[k] < zr {
+                hi.push(o.node);
+            }
+        }
+        lo.sort_unstable();
+        hi.sort_unstable();
+        (lo, hi)
+    }
+
+    /// A layer whose set neither holds nor is held by `sz`.
+    fn incomparable(&self, sz: &[u32]) -> Option<usize> {
+        (1..self.n).find(|&k| {
+            self.set[k].is_some_and(|p| {
+                let l = self.s.c.path(p);
+                !subset(l, sz) && !subset(sz, l)
+            })
+        })
+    }
+
+    fn incomparable_story(&self, k: usize, sz: &[u32]) -> (String, Option<OpSummary>) {
+        let c = self.s.c;
+        let l = c.path(self.set[k].unwrap_or(0));
         let e = l.iter().copied().find(|&e| !holds(sz, e)).unwrap_or(0);
         let f = sz.iter().copied().find(|&f| !holds(l, f)).unwrap_or(0);
-        let r = summary(layer_reader[k]);
-        after = (c.writer[e as usize] != NONE).then(|| summary(c.writer[e as usize]));
-        format!(
+        let r = self.s.summary(self.reader[k]);
+        let after = (c.writer[e as usize] != NONE).then(|| self.s.summary(c.writer[e as usize]));
+        let text = format!(
             ", but {} ({}) saw {}, which it lacks, and lacked {}, which it holds: a set only grows",
             r.describe(),
             r.locate(),
             show(&c.values[e as usize]),
             show(&c.values[f as usize])
-        )
-    } else {
-        // An element it lacks that was certainly added before it began.
+        );
+        (text, after)
+    }
+
+    /// An element `sz` lacks that was certainly added before the read began, or something
+    /// that must precede the read, begun only after it returned.
+    fn missing_or_early(
+        &self,
+        sz: &[u32],
+        zi: u32,
+        zr: u32,
+        range: &str,
+        by_then: String,
+    ) -> (String, Option<OpSummary>) {
+        let (c, t) = (self.s.c, &self.s.t);
         let missing = c
             .ops
             .iter()
             .enumerate()
             .filter(|&(i, o)| t.inc[i] && o.kind != Kind::Read && !holds(sz, o.node))
-            .map(|(i, _)| {
-                let k = t.node[i] as usize;
-                let proof = t.ret[i].min(rd[k]).min(later[k + 1]);
-                (proof, i as u32)
-            })
+            .map(|(i, _)| (self.proof(i), i as u32))
             .filter(|&(proof, _)| proof < zi)
             .min();
-        // Something that must precede it, begun only after it returned.
         let early = c
             .ops
             .iter()
@@ -241,51 +301,29 @@ pub(super) fn explain_set(
             .map(|(i, o)| (o.inv, i as u32))
             .min();
         if let Some((_, w)) = missing {
-            let a = summary(w);
-            let s = format!(
+            let a = self.s.summary(w);
+            let text = format!(
                 ", but once {} ({}) had taken effect every state held {}: {range}",
                 a.describe(),
                 a.locate(),
                 show(&c.values[c.ops[w as usize].node as usize]),
             );
-            after = Some(a);
-            s
+            (text, Some(a))
         } else if let Some((_, w)) = early {
-            let a = summary(w);
+            let a = self.s.summary(w);
             let what = if c.ops[w as usize].kind == Kind::Read {
                 "which saw less, so came before it,"
             } else {
                 "whose element it holds,"
             };
-            format!(
+            let text = format!(
                 ", but {} ({}), {what} began only after it returned{by_then}",
                 a.describe(),
                 a.locate()
-            )
+            );
+            (text, None)
         } else {
-            by_then
+            (by_then, None)
         }
-    };
-    let op = summary(victim);
-    let message = format!(
-        "{}{} ({}) cannot be linearized: it needs {}{}",
-        crate::linearizable::key_prefix(key),
-        op.describe(),
-        op.locate(),
-        needs,
-        could
-    );
-    Explanation {
-        key: key.clone(),
-        message,
-        op,
-        needs,
-        states,
-        after,
-        prefix_end_event: end_event,
-        prefix_ops: ops.iter().filter(|o| o.invoke <= end_event).count(),
-        prefix_confirmed: true,
-        longest_linearization: steps,
-        linearized,
     }
 }

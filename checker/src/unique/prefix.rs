@@ -169,82 +169,18 @@ pub(super) fn build(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
     if c.model == ModelKind::Set {
         return build_set(c, cut);
     }
+    let mut sel = Selection::new(c);
+    sel.completed(c, cut)?;
+    sel.writers(c, cut)?;
+    let Selection {
+        inc,
+        ret,
+        mut path_seen,
+        ..
+    } = sel;
     let n = c.nodes();
-    let m = c.ops.len();
-    let mut inc = vec![false; m];
-    let mut ret = vec![INF; m];
-    let mut observed = vec![false; n];
-    let mut path_seen = vec![false; c.paths.len()];
-    let mut work: Vec<u32> = Vec::new();
-    let observe = |observed: &mut Vec<bool>, work: &mut Vec<u32>, v: u32| {
-        if !observed[v as usize] {
-            observed[v as usize] = true;
-            work.push(v);
-        }
-    };
-    // Reads that completed, and writes acknowledged, within the prefix.
-    for (i, o) in c.ops.iter().enumerate() {
-        if o.inv > cut {
-            break; // operations are in invocation order
-        }
-        let done = o.done <= cut;
-        match o.kind {
-            Kind::Read => {
-                if !done || o.status != Status::Ok {
-                    continue;
-                }
-                if o.node == NONE {
-                    return Err(Stop::Illegal(Witness::Other)); // nothing produces it
-                }
-                inc[i] = true;
-                ret[i] = o.done;
-                if c.model == ModelKind::Kv {
-                    // Gets that returned the same string say the same: look at it once.
-                    if !path_seen[o.from as usize] {
-                        path_seen[o.from as usize] = true;
-                        for &p in c.path(o.from) {
-                            observe(&mut observed, &mut work, p);
-                        }
-                    }
-                } else {
-                    observe(&mut observed, &mut work, o.node);
-                }
-            }
-            Kind::Write | Kind::Cas => {
-                if done && o.status == Status::Ok {
-                    inc[i] = true;
-                    ret[i] = o.done;
-                    if o.kind == Kind::Cas {
-                        observe(&mut observed, &mut work, o.from);
-                    }
-                }
-            }
-        }
-    }
-    // The writers of observed values took effect, whatever their outcome says; a cas
-    // among them observed the value it replaced.
-    while let Some(v) = work.pop() {
-        if v == INIT {
-            continue;
-        }
-        let w = c.writer[v as usize];
-        if w == NONE {
-            return Err(Stop::Illegal(Witness::Other)); // a value nobody wrote
-        }
-        let o = &c.ops[w as usize];
-        if o.done <= cut && o.status == Status::Fail {
-            return Err(Stop::Illegal(Witness::Other)); // its only write failed
-        }
-        if !inc[w as usize] {
-            inc[w as usize] = true;
-            if o.kind == Kind::Cas {
-                observe(&mut observed, &mut work, o.from);
-            }
-        }
-    }
     let mut parent = vec![NONE; n];
     let mut present = vec![false; n];
-    let mut parent_by = Vec::new();
     present[INIT as usize] = true;
     let mut included = 0;
     for (i, o) in c.ops.iter().enumerate() {
@@ -259,33 +195,12 @@ pub(super) fn build(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
             }
         }
     }
-    if c.model == ModelKind::Kv {
-        // Each get's path says what came right before each append it saw.
-        parent_by = vec![NONE; n];
+    let parent_by = if c.model == ModelKind::Kv {
         path_seen.fill(false);
-        for (i, o) in c.ops.iter().enumerate() {
-            if !inc[i] || o.kind != Kind::Read || path_seen[o.from as usize] {
-                continue;
-            }
-            path_seen[o.from as usize] = true;
-            let path = c.path(o.from);
-            let (mut prev, rest) = match path.first() {
-                Some(&p) if c.is_put(p) => (p, &path[1..]),
-                _ => (INIT, path),
-            };
-            for &p in rest {
-                match parent[p as usize] {
-                    NONE => {
-                        parent[p as usize] = prev;
-                        parent_by[p as usize] = i as u32;
-                    }
-                    q if q == prev => {}
-                    _ => return Err(Stop::Illegal(Witness::Other)), // two gets disagree
-                }
-                prev = p;
-            }
-        }
-    }
+        kv_parents(c, &inc, &mut parent, &mut path_seen)?
+    } else {
+        Vec::new()
+    };
     Ok(Prefix {
         inc,
         ret,
@@ -295,4 +210,136 @@ pub(super) fn build(c: &Compiled, cut: u32) -> Result<Prefix, Stop> {
         parent_by,
         included,
     })
+}
+
+/// The operations a prefix includes, grown from what its operations observed.
+struct Selection {
+    inc: Vec<bool>,
+    ret: Vec<u32>,
+    observed: Vec<bool>,
+    /// kv: the get results already looked at (gets that returned one string say the same).
+    path_seen: Vec<bool>,
+    /// Observed values whose writer is not handled yet.
+    work: Vec<u32>,
+}
+
+impl Selection {
+    fn new(c: &Compiled) -> Selection {
+        let m = c.ops.len();
+        Selection {
+            inc: vec![false; m],
+            ret: vec![INF; m],
+            observed: vec![false; c.nodes()],
+            path_seen: vec![false; c.paths.len()],
+            work: Vec::new(),
+        }
+    }
+
+    fn observe(&mut self, v: u32) {
+        if !self.observed[v as usize] {
+            self.observed[v as usize] = true;
+            self.work.push(v);
+        }
+    }
+
+    /// Reads that completed, and writes acknowledged, within the prefix.
+    fn completed(&mut self, c: &Compiled, cut: u32) -> Result<(), Stop> {
+        for (i, o) in c.ops.iter().enumerate() {
+            if o.inv > cut {
+                break; // operations are in invocation order
+            }
+            let done = o.done <= cut;
+            match o.kind {
+                Kind::Read => {
+                    if !done || o.status != Status::Ok {
+                        continue;
+                    }
+                    if o.node == NONE {
+                        return Err(Stop::Illegal(Witness::Other)); // nothing produces it
+                    }
+                    self.inc[i] = true;
+                    self.ret[i] = o.done;
+                    if c.model == ModelKind::Kv {
+                        if !self.path_seen[o.from as usize] {
+                            self.path_seen[o.from as usize] = true;
+                            for &p in c.path(o.from) {
+                                self.observe(p);
+                            }
+                        }
+                    } else {
+                        self.observe(o.node);
+                    }
+                }
+                Kind::Write | Kind::Cas => {
+                    if done && o.status == Status::Ok {
+                        self.inc[i] = true;
+                        self.ret[i] = o.done;
+                        if o.kind == Kind::Cas {
+                            self.observe(o.from);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The writers of observed values took effect, whatever their outcome says; a cas
+    /// among them observed the value it replaced.
+    fn writers(&mut self, c: &Compiled, cut: u32) -> Result<(), Stop> {
+        while let Some(v) = self.work.pop() {
+            if v == INIT {
+                continue;
+            }
+            let w = c.writer[v as usize];
+            if w == NONE {
+                return Err(Stop::Illegal(Witness::Other)); // a value nobody wrote
+            }
+            let o = &c.ops[w as usize];
+            if o.done <= cut && o.status == Status::Fail {
+                return Err(Stop::Illegal(Witness::Other)); // its only write failed
+            }
+            if !self.inc[w as usize] {
+                self.inc[w as usize] = true;
+                if o.kind == Kind::Cas {
+                    self.observe(o.from);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// kv: each get's path says what came right before each append it saw; the get that said
+/// so first, per node.
+fn kv_parents(
+    c: &Compiled,
+    inc: &[bool],
+    parent: &mut [u32],
+    path_seen: &mut [bool],
+) -> Result<Vec<u32>, Stop> {
+    let mut parent_by = vec![NONE; c.nodes()];
+    for (i, o) in c.ops.iter().enumerate() {
+        if !inc[i] || o.kind != Kind::Read || path_seen[o.from as usize] {
+            continue;
+        }
+        path_seen[o.from as usize] = true;
+        let path = c.path(o.from);
+        let (mut prev, rest) = match path.first() {
+            Some(&p) if c.is_put(p) => (p, &path[1..]),
+            _ => (INIT, path),
+        };
+        for &p in rest {
+            match parent[p as usize] {
+                NONE => {
+                    parent[p as usize] = prev;
+                    parent_by[p as usize] = i as u32;
+                }
+                q if q == prev => {}
+                _ => return Err(Stop::Illegal(Witness::Other)), // two gets disagree
+            }
+            prev = p;
+        }
+    }
+    Ok(parent_by)
 }
