@@ -260,231 +260,300 @@ pub fn generate(spec: &Spec) -> Generated {
         ),
         "the generator makes register, cas-register, kv and set histories"
     );
-    let kv = spec.model == ModelKind::Kv;
-    let set = spec.model == ModelKind::Set;
-    let mut rng = Rng::new(spec.seed);
-    let processes = spec.processes.max(1);
-    let keys = spec.keys.max(1);
-    let weights: Vec<f64> = (0..keys).map(|k| 1.0 / (k as f64 + 1.0)).collect();
-    let total: f64 = weights.iter().sum();
-    let pick_key = |rng: &mut Rng| {
-        let mut x = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * total;
-        for (k, w) in weights.iter().enumerate() {
+    let mut g = Generator::new(spec);
+    while g.started < spec.ops || g.need_witness || g.slots.iter().any(|s| s.is_some()) {
+        g.time += 1 + g.rng.below(1000);
+        if !g.ghosts.is_empty() && g.rng.chance(0.02) {
+            g.land_ghost();
+        }
+        let i = g.rng.below(g.slots.len() as u64) as usize;
+        match g.slots[i].take() {
+            None => g.invoke(i),
+            Some(fl) if !fl.stepped => g.take_effect(i, fl),
+            Some(fl) => g.complete(i, fl),
+        }
+    }
+    g.finish()
+}
+
+/// The simulation: the store, the processes and their operations in flight, the events so
+/// far and the fault's progress.
+struct Generator<'s> {
+    spec: &'s Spec,
+    kv: bool,
+    set: bool,
+    rng: Rng,
+    /// Key weights 1, 1/2, 1/3, ... and their sum.
+    weights: Vec<f64>,
+    total: f64,
+    store: Vec<Key>,
+    names: Vec<String>,
+    events: Vec<Event>,
+    /// Per process slot: its operation in flight.
+    slots: Vec<Option<Flight>>,
+    /// Per slot: its current process number.
+    procs: Vec<u64>,
+    next_process: u64,
+    /// Info operations whose effect lands after their completion.
+    ghosts: Vec<Flight>,
+    /// Per slot and key: the last value its process saw (cas expectations).
+    seen: Vec<Vec<u64>>,
+    started: usize,
+    counter: u64,
+    time: u64,
+    fault_from: usize,
+    fault_pending: bool,
+    witness: Option<usize>,
+    /// The lost write's key and acknowledgement time; then a read of that key must follow.
+    lost_key: Option<usize>,
+    lost_acked: Option<u64>,
+    need_witness: bool,
+}
+
+impl<'s> Generator<'s> {
+    fn new(spec: &'s Spec) -> Generator<'s> {
+        let kv = spec.model == ModelKind::Kv;
+        let set = spec.model == ModelKind::Set;
+        let processes = spec.processes.max(1);
+        let keys = spec.keys.max(1);
+        let weights: Vec<f64> = (0..keys).map(|k| 1.0 / (k as f64 + 1.0)).collect();
+        let total: f64 = weights.iter().sum();
+        let initial = if kv {
+            Val::Text(String::new())
+        } else if set {
+            Val::Set(0)
+        } else {
+            Val::Reg(0)
+        };
+        let store: Vec<Key> = (0..keys)
+            .map(|_| Key {
+                value: initial.clone(),
+                setter: None,
+                setter_acked: true,
+                done: Vec::new(),
+                frozen: false,
+                applied: Vec::new(),
+            })
+            .collect();
+        Generator {
+            spec,
+            kv,
+            set,
+            rng: Rng::new(spec.seed),
+            weights,
+            total,
+            store,
+            names: (0..keys).map(|k| format!("k{k}")).collect(),
+            events: Vec::with_capacity(spec.ops * 2 + 16),
+            slots: vec![None; processes],
+            procs: (0..processes as u64).collect(),
+            next_process: processes as u64,
+            ghosts: Vec::new(),
+            seen: vec![vec![0; keys]; processes],
+            started: 0,
+            counter: 0,
+            time: 0,
+            fault_from: ((spec.ops as f64) * spec.fault_at.clamp(0.0, 1.0)) as usize,
+            fault_pending: spec.fault != Fault::None,
+            witness: None,
+            lost_key: None,
+            lost_acked: None,
+            need_witness: false,
+        }
+    }
+
+    fn pick_key(&mut self) -> usize {
+        let mut x = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * self.total;
+        for (k, w) in self.weights.iter().enumerate() {
             if x < *w {
                 return k;
             }
             x -= w;
         }
-        keys - 1
-    };
-    let initial = if kv {
-        Val::Text(String::new())
-    } else if set {
-        Val::Set(0)
-    } else {
-        Val::Reg(0)
-    };
-    let mut store: Vec<Key> = (0..keys)
-        .map(|_| Key {
-            value: initial.clone(),
-            setter: None,
-            setter_acked: true,
-            done: Vec::new(),
-            frozen: false,
-            applied: Vec::new(),
-        })
-        .collect();
-    let names: Vec<String> = (0..keys).map(|k| format!("k{k}")).collect();
+        self.weights.len() - 1
+    }
 
-    let mut events: Vec<Event> = Vec::with_capacity(spec.ops * 2 + 16);
-    let mut slots: Vec<Option<Flight>> = vec![None; processes];
-    let mut procs: Vec<u64> = (0..processes as u64).collect();
-    let mut next_process = processes as u64;
-    // Info operations whose effect lands after their completion.
-    let mut ghosts: Vec<Flight> = Vec::new();
-    // Per slot and key: the last value its process saw (cas expectations).
-    let mut seen: Vec<Vec<u64>> = vec![vec![0; keys]; processes];
-    let mut started = 0usize;
-    let mut counter = 0u64;
-    let mut time = 0u64;
-    let fault_from = ((spec.ops as f64) * spec.fault_at.clamp(0.0, 1.0)) as usize;
-    let mut fault_pending = spec.fault != Fault::None;
-    let mut witness: Option<usize> = None;
-    // The lost write's key and acknowledgement time; then a read of that key must follow.
-    let mut lost_key: Option<usize> = None;
-    let mut lost_acked: Option<u64> = None;
-    let mut need_witness = false;
-
-    let mut push = |time: u64, process: u64, kind: EventType, f: F, key: usize, value: Value| {
-        let name = if kv && f == F::Read { "get" } else { f.name() };
-        let mut e = Event::new(process, kind, name, Some(&names[key]), value);
-        e.index = events.len() as u64;
-        e.time = time;
-        events.push(e);
-    };
-
-    while started < spec.ops || need_witness || slots.iter().any(|s| s.is_some()) {
-        time += 1 + rng.below(1000);
-        if !ghosts.is_empty() && rng.chance(0.02) {
-            let g = rng.below(ghosts.len() as u64) as usize;
-            if !store[ghosts[g].key].frozen {
-                let mut fl = ghosts.swap_remove(g);
-                let k = fl.key;
-                apply(&mut fl, &mut store[k]);
-            }
-        }
-        let i = rng.below(processes as u64) as usize;
-        let Some(mut fl) = slots[i].take() else {
-            if started >= spec.ops && !need_witness {
-                continue;
-            }
-            // Invoke.
-            let forced = need_witness;
-            let (key, f) = if need_witness {
-                need_witness = false;
-                (lost_key.unwrap_or(0), F::Read)
-            } else {
-                let key = pick_key(&mut rng);
-                let r = rng.below(100);
-                let f = match (spec.model, r) {
-                    (ModelKind::Set, 0..=19) => F::Read,
-                    (ModelKind::Set, _) => F::Add,
-                    (_, 0..=49) => F::Read,
-                    (ModelKind::Register, _) => F::Write,
-                    (ModelKind::CasRegister, 50..=69) => F::Write,
-                    (ModelKind::CasRegister, _) => F::Cas,
-                    (_, 50..=64) => F::Put,
-                    _ => F::Append,
-                };
-                (key, f)
-            };
-            counter += 1;
-            let expect = match f {
-                F::Cas if rng.chance(0.5) => match store[key].value {
-                    Val::Reg(v) => v,
-                    _ => 0,
-                },
-                F::Cas => seen[i][key],
-                _ => 0,
-            };
-            let op = started;
-            started += 1;
-            // The lost write's witness must be a read that completes.
-            let info = !forced && rng.chance(spec.info);
-            let effect = if !info {
-                Effect::Now
-            } else {
-                match rng.below(3) {
-                    0 => Effect::Now,
-                    1 => Effect::Later,
-                    _ => Effect::Never,
-                }
-            };
-            let mut fl = Flight {
-                op,
-                process: procs[i],
-                key,
-                f,
-                arg: counter,
-                expect,
-                invoke_time: time,
-                info,
-                effect,
-                stepped: false,
-                applied: false,
-                failed: false,
-                result: None,
-                lost: false,
-            };
-            // The lost write: an acknowledged plain write on a key whose current value was
-            // set by an acknowledged write. Writes to the key wait from now on.
-            if fault_pending
-                && spec.fault == Fault::LostWrite
-                && started > fault_from
-                && !info
-                && matches!(f, F::Write | F::Put | F::Append | F::Add)
-                && store[key].setter_acked
-            {
-                fl.lost = true;
-                store[key].frozen = true;
-                fault_pending = false;
-                lost_key = Some(key);
-            }
-            let value = match f {
-                F::Read => Value::Null,
-                F::Write => json!(counter),
-                F::Cas => json!([Val::Reg(expect).json(), counter]),
-                F::Put | F::Append => json!(token(counter)),
-                F::Add => json!(counter),
-            };
-            push(time, procs[i], EventType::Invoke, f, key, value);
-            slots[i] = Some(fl);
-            continue;
+    fn push(&mut self, process: u64, kind: EventType, f: F, key: usize, value: Value) {
+        let name = if self.kv && f == F::Read {
+            "get"
+        } else {
+            f.name()
         };
-        let key = fl.key;
-        if !fl.stepped {
-            // Take effect (once), unless held back.
-            let k = &mut store[key];
-            if fl.f.writes() && k.frozen && !fl.lost {
-                slots[i] = Some(fl);
-                continue;
-            }
-            fl.stepped = true;
-            match fl.f {
-                F::Read => {
-                    let mut v = k.value.clone();
-                    if let Some(acked) = lost_acked {
-                        if lost_key == Some(key) && k.frozen && fl.invoke_time > acked && !fl.info {
-                            // The lost write's witness sees the value from before it.
-                            k.frozen = false;
-                            witness = Some(fl.op);
-                        }
-                    }
-                    if fault_pending
-                        && spec.fault == Fault::StaleRead
-                        && started > fault_from
-                        && !fl.info
-                    {
-                        // W2 acknowledged before this read began, W1 before W2 began.
-                        let d = &k.done;
-                        if let Some(j2) = d.iter().rposition(|w| w.complete_time < fl.invoke_time) {
-                            let w2 = d[j2].invoke_time;
-                            if let Some(j1) = d[..j2].iter().rposition(|w| w.complete_time < w2) {
-                                v = d[j1].after.clone();
-                                fault_pending = false;
-                                witness = Some(fl.op);
-                            }
-                        }
-                    }
-                    fl.result = Some(v);
-                }
-                _ if fl.lost => fl.result = Some(k.value.clone()),
-                _ if fl.effect == Effect::Now => apply(&mut fl, k),
-                _ => {} // later or never: decided at completion
-            }
-            slots[i] = Some(fl);
-            continue;
+        let mut e = Event::new(process, kind, name, Some(&self.names[key]), value);
+        e.index = self.events.len() as u64;
+        e.time = self.time;
+        self.events.push(e);
+    }
+
+    /// A late info write takes effect now (unless its key is held back).
+    fn land_ghost(&mut self) {
+        let g = self.rng.below(self.ghosts.len() as u64) as usize;
+        if !self.store[self.ghosts[g].key].frozen {
+            let mut fl = self.ghosts.swap_remove(g);
+            let k = fl.key;
+            apply(&mut fl, &mut self.store[k]);
         }
-        // Complete.
+    }
+
+    /// Slot `i` is free: invoke its next operation (the lost write's witness first).
+    fn invoke(&mut self, i: usize) {
+        let spec = self.spec;
+        if self.started >= spec.ops && !self.need_witness {
+            return;
+        }
+        let forced = self.need_witness;
+        let (key, f) = if self.need_witness {
+            self.need_witness = false;
+            (self.lost_key.unwrap_or(0), F::Read)
+        } else {
+            let key = self.pick_key();
+            let r = self.rng.below(100);
+            let f = match (spec.model, r) {
+                (ModelKind::Set, 0..=19) => F::Read,
+                (ModelKind::Set, _) => F::Add,
+                (_, 0..=49) => F::Read,
+                (ModelKind::Register, _) => F::Write,
+                (ModelKind::CasRegister, 50..=69) => F::Write,
+                (ModelKind::CasRegister, _) => F::Cas,
+                (_, 50..=64) => F::Put,
+                _ => F::Append,
+            };
+            (key, f)
+        };
+        self.counter += 1;
+        let counter = self.counter;
+        let expect = match f {
+            F::Cas if self.rng.chance(0.5) => match self.store[key].value {
+                Val::Reg(v) => v,
+                _ => 0,
+            },
+            F::Cas => self.seen[i][key],
+            _ => 0,
+        };
+        let op = self.started;
+        self.started += 1;
+        // The lost write's witness must be a read that completes.
+        let info = !forced && self.rng.chance(spec.info);
+        let effect = if !info {
+            Effect::Now
+        } else {
+            match self.rng.below(3) {
+                0 => Effect::Now,
+                1 => Effect::Later,
+                _ => Effect::Never,
+            }
+        };
+        let mut fl = Flight {
+            op,
+            process: self.procs[i],
+            key,
+            f,
+            arg: counter,
+            expect,
+            invoke_time: self.time,
+            info,
+            effect,
+            stepped: false,
+            applied: false,
+            failed: false,
+            result: None,
+            lost: false,
+        };
+        // The lost write: an acknowledged plain write on a key whose current value was
+        // set by an acknowledged write. Writes to the key wait from now on.
+        if self.fault_pending
+            && spec.fault == Fault::LostWrite
+            && self.started > self.fault_from
+            && !info
+            && matches!(f, F::Write | F::Put | F::Append | F::Add)
+            && self.store[key].setter_acked
+        {
+            fl.lost = true;
+            self.store[key].frozen = true;
+            self.fault_pending = false;
+            self.lost_key = Some(key);
+        }
+        let value = match f {
+            F::Read => Value::Null,
+            F::Write => json!(counter),
+            F::Cas => json!([Val::Reg(expect).json(), counter]),
+            F::Put | F::Append => json!(token(counter)),
+            F::Add => json!(counter),
+        };
+        self.push(self.procs[i], EventType::Invoke, f, key, value);
+        self.slots[i] = Some(fl);
+    }
+
+    /// Operation `fl` of slot `i` takes effect (once), unless held back.
+    fn take_effect(&mut self, i: usize, mut fl: Flight) {
+        let key = fl.key;
+        if fl.f.writes() && self.store[key].frozen && !fl.lost {
+            self.slots[i] = Some(fl);
+            return;
+        }
+        fl.stepped = true;
+        match fl.f {
+            F::Read => fl.result = Some(self.read(&fl)),
+            _ if fl.lost => fl.result = Some(self.store[key].value.clone()),
+            _ if fl.effect == Effect::Now => apply(&mut fl, &mut self.store[key]),
+            _ => {} // later or never: decided at completion
+        }
+        self.slots[i] = Some(fl);
+    }
+
+    /// What read `fl` returns: the current value, or a stale one where the fault goes.
+    fn read(&mut self, fl: &Flight) -> Val {
+        let spec = self.spec;
+        let k = &mut self.store[fl.key];
+        let mut v = k.value.clone();
+        if let Some(acked) = self.lost_acked {
+            if self.lost_key == Some(fl.key) && k.frozen && fl.invoke_time > acked && !fl.info {
+                // The lost write's witness sees the value from before it.
+                k.frozen = false;
+                self.witness = Some(fl.op);
+            }
+        }
+        if self.fault_pending
+            && spec.fault == Fault::StaleRead
+            && self.started > self.fault_from
+            && !fl.info
+        {
+            // W2 acknowledged before this read began, W1 before W2 began.
+            let d = &k.done;
+            if let Some(j2) = d.iter().rposition(|w| w.complete_time < fl.invoke_time) {
+                let w2 = d[j2].invoke_time;
+                if let Some(j1) = d[..j2].iter().rposition(|w| w.complete_time < w2) {
+                    v = d[j1].after.clone();
+                    self.fault_pending = false;
+                    self.witness = Some(fl.op);
+                }
+            }
+        }
+        v
+    }
+
+    /// Operation `fl` of slot `i` completes; an info one retires its process.
+    fn complete(&mut self, i: usize, fl: Flight) {
+        let key = fl.key;
         if fl.info {
             if fl.effect == Effect::Later {
-                ghosts.push(fl.clone());
+                self.ghosts.push(fl.clone());
             }
-            push(time, fl.process, EventType::Info, fl.f, key, Value::Null);
-            procs[i] = next_process;
-            next_process += 1;
-            seen[i] = vec![0; keys];
-            continue;
+            self.push(fl.process, EventType::Info, fl.f, key, Value::Null);
+            self.procs[i] = self.next_process;
+            self.next_process += 1;
+            self.seen[i] = vec![0; self.store.len()];
+            return;
         }
         let cas_value = || json!([Val::Reg(fl.expect).json(), fl.arg]);
         let (kind, value) = match fl.f {
             F::Read => {
                 let v = fl.result.clone().unwrap_or(Val::Reg(0));
                 if let Val::Reg(n) = v {
-                    seen[i][key] = n;
+                    self.seen[i][key] = n;
                 }
                 match v {
-                    Val::Set(n) => (EventType::Ok, json!(store[key].applied[..n])),
+                    Val::Set(n) => (EventType::Ok, json!(self.store[key].applied[..n])),
                     v => (EventType::Ok, v.json()),
                 }
             }
@@ -495,38 +564,46 @@ pub fn generate(spec: &Spec) -> Generated {
             F::Add => (EventType::Ok, json!(fl.arg)),
         };
         if fl.f.writes() && kind == EventType::Ok {
-            if !kv && !set {
-                seen[i][key] = fl.arg;
-            }
-            let k = &mut store[key];
-            if fl.lost {
-                lost_acked = Some(time);
-                need_witness = true;
-            } else {
-                if k.setter == Some(fl.op) {
-                    k.setter_acked = true;
-                }
-                k.done.push(Done {
-                    invoke_time: fl.invoke_time,
-                    complete_time: time,
-                    after: fl.result.clone().unwrap_or(Val::Reg(0)),
-                });
-                if k.done.len() > 256 {
-                    k.done.drain(..128);
-                }
-            }
+            self.acknowledged(i, &fl);
         }
-        push(time, fl.process, kind, fl.f, key, value);
+        self.push(fl.process, kind, fl.f, key, value);
     }
-    let history = History::from_events(events).expect("generated history is well formed");
-    let expected = if witness.is_some() {
-        Verdict::Illegal
-    } else {
-        Verdict::Ok
-    };
-    Generated {
-        history,
-        expected,
-        witness,
+
+    /// Write `fl` of slot `i` is acknowledged.
+    fn acknowledged(&mut self, i: usize, fl: &Flight) {
+        if !self.kv && !self.set {
+            self.seen[i][fl.key] = fl.arg;
+        }
+        if fl.lost {
+            self.lost_acked = Some(self.time);
+            self.need_witness = true;
+            return;
+        }
+        let k = &mut self.store[fl.key];
+        if k.setter == Some(fl.op) {
+            k.setter_acked = true;
+        }
+        k.done.push(Done {
+            invoke_time: fl.invoke_time,
+            complete_time: self.time,
+            after: fl.result.clone().unwrap_or(Val::Reg(0)),
+        });
+        if k.done.len() > 256 {
+            k.done.drain(..128);
+        }
+    }
+
+    fn finish(self) -> Generated {
+        let history = History::from_events(self.events).expect("generated history is well formed");
+        let expected = if self.witness.is_some() {
+            Verdict::Illegal
+        } else {
+            Verdict::Ok
+        };
+        Generated {
+            history,
+            expected,
+            witness: self.witness,
+        }
     }
 }
