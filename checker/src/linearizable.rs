@@ -433,43 +433,7 @@ fn run<M: SeqModel>(
     };
     if let Some((i, why)) = built.immediate.take() {
         result.verdict = Verdict::Illegal;
-        // Something else may already be illegal in a shorter prefix.
-        let shorter = match built.ops.iter().position(|o| o.src == i) {
-            Some(k) if explain => {
-                let at = built.ops[k].ret;
-                confirm_prefix(&mut built, None, limits, Some(at))
-            }
-            _ => None,
-        };
-        if let Some((stuck, best, stuck_states, blockers, cut)) = shorter {
-            let mut e = explanation(&key, ops, &built, stuck, &best, &stuck_states, &blockers);
-            e.prefix_confirmed = true;
-            e.prefix_end_event = cut;
-            e.prefix_ops = ops.iter().filter(|o| o.invoke <= cut).count();
-            result.explanation = Some(e);
-            result.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
-            return Ok(result);
-        }
-        let op = OpSummary::of(ops[i]);
-        let end = op.complete.unwrap_or(op.invoke);
-        result.explanation = Some(Explanation {
-            key: key.clone(),
-            message: format!(
-                "{}{} ({}): {why}",
-                key_prefix(&key),
-                op.describe(),
-                op.locate()
-            ),
-            needs: "a value that was written".into(),
-            states: Vec::new(),
-            prefix_end_event: end,
-            prefix_ops: ops.iter().filter(|o| o.invoke <= end).count(),
-            prefix_confirmed: explain,
-            after: None,
-            longest_linearization: Vec::new(),
-            linearized: 0,
-            op,
-        });
+        result.explanation = Some(immediate(&key, ops, &mut built, i, &why, limits, explain));
         result.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
         return Ok(result);
     }
@@ -511,14 +475,7 @@ fn run<M: SeqModel>(
                 None
             };
             result.explanation = Some(match confirmed {
-                Some((stuck, best, stuck_states, blockers, cut)) => {
-                    let mut e =
-                        explanation(&key, ops, &built, stuck, &best, &stuck_states, &blockers);
-                    e.prefix_confirmed = true;
-                    e.prefix_end_event = cut;
-                    e.prefix_ops = ops.iter().filter(|o| o.invoke <= cut).count();
-                    e
-                }
+                Some(c) => confirmed_explanation(&key, ops, &built, c),
                 None => {
                     let mut e =
                         explanation(&key, ops, &built, stuck, &best, &stuck_states, &blockers);
@@ -530,6 +487,64 @@ fn run<M: SeqModel>(
     }
     result.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
     Ok(result)
+}
+
+/// The explanation of a violation the model found without search (a read of a value nobody
+/// wrote), unless a search finds a shorter illegal prefix first.
+fn immediate<M: SeqModel>(
+    key: &Option<String>,
+    ops: &[&Operation],
+    built: &mut Built<M>,
+    i: usize,
+    why: &str,
+    limits: &Limits,
+    explain: bool,
+) -> Explanation {
+    // Something else may already be illegal in a shorter prefix.
+    let shorter = match built.ops.iter().position(|o| o.src == i) {
+        Some(k) if explain => {
+            let at = built.ops[k].ret;
+            confirm_prefix(built, None, limits, Some(at))
+        }
+        _ => None,
+    };
+    if let Some(c) = shorter {
+        return confirmed_explanation(key, ops, built, c);
+    }
+    let op = OpSummary::of(ops[i]);
+    let end = op.complete.unwrap_or(op.invoke);
+    Explanation {
+        key: key.clone(),
+        message: format!(
+            "{}{} ({}): {why}",
+            key_prefix(key),
+            op.describe(),
+            op.locate()
+        ),
+        needs: "a value that was written".into(),
+        states: Vec::new(),
+        prefix_end_event: end,
+        prefix_ops: ops.iter().filter(|o| o.invoke <= end).count(),
+        prefix_confirmed: explain,
+        after: None,
+        longest_linearization: Vec::new(),
+        linearized: 0,
+        op,
+    }
+}
+
+/// The explanation from a search of the shortest illegal prefix, which ends with event `cut`.
+fn confirmed_explanation<M: SeqModel>(
+    key: &Option<String>,
+    ops: &[&Operation],
+    built: &Built<M>,
+    (stuck, best, stuck_states, blockers, cut): Confirmed<M::State>,
+) -> Explanation {
+    let mut e = explanation(key, ops, built, stuck, &best, &stuck_states, &blockers);
+    e.prefix_confirmed = true;
+    e.prefix_end_event = cut;
+    e.prefix_ops = ops.iter().filter(|o| o.invoke <= cut).count();
+    e
 }
 
 pub(crate) fn key_prefix(key: &Option<String>) -> String {

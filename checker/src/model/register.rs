@@ -38,54 +38,7 @@ impl Register {
     ) -> Result<Built<Register>, CheckError> {
         let mut values = Interner::default();
         values.id(&Value::Null); // NIL == 0
-        let mut compiled = Vec::new();
-        let mut sops = Vec::new();
-        for (i, op) in ops.iter().enumerate() {
-            if op.invoke > cut {
-                continue;
-            }
-            let (status, output) = view(op, cut);
-            // A failed operation never took effect, but in a prefix that ends before
-            // its completion it was still in flight: keep it, marked, as unknown.
-            let failed = status == Status::Fail;
-            let status = if failed { Status::Info } else { status };
-            let f = op.f.as_str();
-            let r = if f_is(f, &["read", "r", "get"]) {
-                if status != Status::Ok {
-                    continue; // an unfinished read shows nothing
-                }
-                RegOp::Read(values.id(output))
-            } else if f_is(f, &["write", "w", "put"]) {
-                RegOp::Write(values.id(&op.value))
-            } else if cas && f_is(f, &["cas", "compare-and-set"]) {
-                match &op.value {
-                    Value::Array(a) if a.len() == 2 => {
-                        RegOp::Cas(values.id(&a[0]), values.id(&a[1]))
-                    }
-                    v => {
-                        return Err(bad(
-                            op,
-                            format!("cas needs [expected new], got {}", show(v)),
-                        ))
-                    }
-                }
-            } else {
-                let valid = if cas {
-                    "read, write, cas"
-                } else {
-                    "read, write"
-                };
-                return Err(bad(
-                    op,
-                    format!(
-                        "model {} has no operation {:?} (valid: {valid})",
-                        if cas { "cas-register" } else { "register" },
-                        op.f
-                    ),
-                ));
-            };
-            compiled.push((i, r, status != Status::Ok, failed));
-        }
+        let compiled = compile(ops, cut, cas, &mut values)?;
         // Values someone could observe: read results and cas expectations.
         let mut observed: HashSet<u32> = HashSet::default();
         let mut written: HashSet<u32> = HashSet::default();
@@ -119,6 +72,7 @@ impl Register {
         };
         let mut immediate = None;
         let mut out = Vec::new();
+        let mut sops = Vec::new();
         for (i, r, unknown, failed) in compiled {
             match r {
                 RegOp::Read(v) if !written.contains(&v) && earlier(&immediate, i, ops) => {
@@ -159,6 +113,64 @@ impl Register {
             immediate,
         })
     }
+}
+
+/// The operations of the prefix that ends with event `cut`, with their values interned:
+/// (index, operation, outcome unknown, failed).
+type Compiled = Vec<(usize, RegOp, bool, bool)>;
+
+fn compile(
+    ops: &[&Operation],
+    cut: usize,
+    cas: bool,
+    values: &mut Interner,
+) -> Result<Compiled, CheckError> {
+    let mut compiled = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        if op.invoke > cut {
+            continue;
+        }
+        let (status, output) = view(op, cut);
+        // A failed operation never took effect, but in a prefix that ends before
+        // its completion it was still in flight: keep it, marked, as unknown.
+        let failed = status == Status::Fail;
+        let status = if failed { Status::Info } else { status };
+        let f = op.f.as_str();
+        let r = if f_is(f, &["read", "r", "get"]) {
+            if status != Status::Ok {
+                continue; // an unfinished read shows nothing
+            }
+            RegOp::Read(values.id(output))
+        } else if f_is(f, &["write", "w", "put"]) {
+            RegOp::Write(values.id(&op.value))
+        } else if cas && f_is(f, &["cas", "compare-and-set"]) {
+            match &op.value {
+                Value::Array(a) if a.len() == 2 => RegOp::Cas(values.id(&a[0]), values.id(&a[1])),
+                v => {
+                    return Err(bad(
+                        op,
+                        format!("cas needs [expected new], got {}", show(v)),
+                    ))
+                }
+            }
+        } else {
+            let valid = if cas {
+                "read, write, cas"
+            } else {
+                "read, write"
+            };
+            return Err(bad(
+                op,
+                format!(
+                    "model {} has no operation {:?} (valid: {valid})",
+                    if cas { "cas-register" } else { "register" },
+                    op.f
+                ),
+            ));
+        };
+        compiled.push((i, r, status != Status::Ok, failed));
+    }
+    Ok(compiled)
 }
 
 impl SeqModel for Register {
