@@ -266,10 +266,11 @@ impl SystemClient for GatewayClient {
                             };
                             return Outcome::Fail(format!("already exists{note}"));
                         }
-                        Err(e) if e.is_connect() => return Outcome::Fail(e.to_string()),
-                        // Sent, and the answer never came: resend the very same request.
-                        Err(_) if attempt <= self.retries => continue,
-                        Err(e) => return Outcome::Info(e.to_string()),
+                        Err(e) => match classify_gateway(&e) {
+                            // Sent, and the answer never came: resend the very same request.
+                            Outcome::Info(_) if attempt <= self.retries => continue,
+                            outcome => return outcome,
+                        },
                     }
                 }
             }
@@ -292,8 +293,11 @@ fn decode(bytes: &[u8]) -> Value {
         .unwrap_or_else(|_| Value::String(text.into_owned()))
 }
 
-/// Errors of a write: certain no-ops (the server refused before applying, or the request never
-/// left) are fail; anything that may have reached the server is info.
+// How etcd's errors become outcomes: here and nowhere else. A read changes nothing, so the
+// clients record any failed read as fail without asking.
+
+/// Errors of a write through gRPC: certain no-ops (the server refused before applying, or the
+/// request never left) are fail; anything that may have reached the server is info.
 fn classify(error: &etcd_client::Error) -> Outcome {
     use tonic::Code;
     let text = format!("{error}: {}", error_chain(error));
@@ -313,6 +317,16 @@ fn classify(error: &etcd_client::Error) -> Outcome {
         },
         etcd_client::Error::TransportError(_) if refused(error) => Outcome::Fail(text),
         _ => Outcome::Info(text),
+    }
+}
+
+/// Errors of a write through the JSON gateway: a connection never made is fail; anything after
+/// sending (a reset, a timeout, an HTTP error status) is info.
+fn classify_gateway(error: &reqwest::Error) -> Outcome {
+    if error.is_connect() {
+        Outcome::Fail(error.to_string())
+    } else {
+        Outcome::Info(error.to_string())
     }
 }
 
@@ -367,5 +381,15 @@ mod tests {
         assert!(matches!(classify(&timeout), Outcome::Info(_)));
         let deadline = etcd_client::Error::GRpcStatus(tonic::Status::deadline_exceeded("late"));
         assert!(matches!(classify(&deadline), Outcome::Info(_)));
+    }
+
+    #[tokio::test]
+    async fn a_gateway_connection_never_made_is_fail() {
+        let refused = reqwest::Client::new()
+            .post("http://127.0.0.1:1/v3/kv/txn")
+            .send()
+            .await
+            .unwrap_err();
+        assert!(matches!(classify_gateway(&refused), Outcome::Fail(_)));
     }
 }
