@@ -5,7 +5,10 @@ use std::time::{Duration, SystemTime};
 
 use serde::Deserialize;
 
-use crate::outcome::{classify, parse_error_body, Class, OpKind, S3Outcome, S3Reply};
+use crate::outcome::{
+    classify, classify_send_error, classify_transport, error_chain, parse_error_body, Class,
+    OpKind, S3Outcome, S3Reply,
+};
 use crate::sign::{sign_headers, Secret, SignInput, SignMode};
 
 /// Timeouts of every request. A request that times out after sending is `Info`.
@@ -119,20 +122,6 @@ pub fn uri_encode(s: &str, keep_slash: bool) -> String {
         }
     }
     out
-}
-
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(src) = cur {
-        let t = src.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        cur = src.source();
-    }
-    s
 }
 
 struct RawResponse {
@@ -277,23 +266,21 @@ impl S3Client {
             time: SystemTime::now(),
             mode: SignMode::S3,
         };
+        let unsent =
+            |why: String| classify_transport(true, format!("refused before sending: {why}"));
         let (signed, _sig) = sign_headers(&input, &self.access_key, &self.secret)
-            .map_err(|e| Class::Fail(format!("refused before sending: {e}")))?;
+            .map_err(|e| unsent(e.to_string()))?;
         let m = reqwest::Method::from_bytes(method.as_bytes())
-            .map_err(|_| Class::Fail(format!("refused before sending: bad method {method}")))?;
+            .map_err(|_| unsent(format!("bad method {method}")))?;
         let mut req = self.http.request(m, &url);
         for (k, v) in headers.iter().skip(1).chain(signed.iter()) {
             req = req.header(k.as_str(), v.as_str());
         }
-        let resp = req.body(body).send().await.map_err(|e| {
-            let before = e.is_connect() || e.is_builder();
-            let reason = if e.is_timeout() && !before {
-                format!("timed out after sending: {}", error_chain(&e))
-            } else {
-                error_chain(&e)
-            };
-            crate::outcome::classify_transport(before, reason)
-        })?;
+        let resp = req
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| classify_send_error(&e))?;
         let status = resp.status().as_u16();
         let etag = resp
             .headers()
@@ -305,10 +292,8 @@ impl S3Client {
             Err(e) => {
                 // The status is known; only the body broke. For 2xx the operation's effect is
                 // decided, but a GET's value is not: callers see Info for reads.
-                return Err(Class::Info(format!(
-                    "HTTP {status}, then the body broke: {}",
-                    error_chain(&e)
-                )));
+                let why = format!("HTTP {status}, then the body broke: {}", error_chain(&e));
+                return Err(classify_transport(false, why));
             }
         };
         Ok(RawResponse { status, etag, body })

@@ -1,5 +1,7 @@
 //! Outcomes of S3 operations, classified the way the history needs them: `Ok` (took effect, or a
-//! definite answer for a read), `Fail` (certainly did not take effect) or `Info` (unknown).
+//! definite answer for a read), `Fail` (certainly did not take effect) or `Info` (unknown). Every
+//! status, S3 error code and transport error is classified here ([`classify`],
+//! [`classify_transport`], [`classify_send_error`]) and nowhere else.
 
 use serde::Deserialize;
 
@@ -138,6 +140,33 @@ pub fn classify_transport(before_sending: bool, reason: String) -> Class {
     } else {
         Class::Info(reason)
     }
+}
+
+/// A request `send` gave up on: refused before sending when the connection was never made or
+/// the request could not be built; otherwise after sending (a timeout says so).
+pub fn classify_send_error(e: &reqwest::Error) -> Class {
+    let before = e.is_connect() || e.is_builder();
+    let reason = if e.is_timeout() && !before {
+        format!("timed out after sending: {}", error_chain(e))
+    } else {
+        error_chain(e)
+    };
+    classify_transport(before, reason)
+}
+
+/// An error and its sources, each once, joined by `: `.
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(src) = cur {
+        let t = src.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = src.source();
+    }
+    s
 }
 
 #[cfg(test)]
