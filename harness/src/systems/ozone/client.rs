@@ -39,25 +39,51 @@ fn identity(record: &CallRecord) -> (String, String) {
 
 /// A lookup's answer as the converge check compares it.
 pub(super) fn lookup_answer(result: &Result<OmResponse, OmError>) -> Value {
-    match result {
-        Ok(r) if r.is_ok() => match &r.key_info {
+    match looked_up(result) {
+        Ok(Some(r)) => match &r.key_info {
             Some(k) => json!({ "length": k.data_size, "open": k.is_open() }),
             None => json!({ "error": "OK without a KeyInfo" }),
         },
-        Ok(r) if r.status == Status::KEY_NOT_FOUND => json!("absent"),
-        Ok(r) => json!({ "error": describe(r) }),
-        Err(e) => json!({ "error": e.to_string() }),
+        Ok(None) => json!("absent"),
+        Err(why) => json!({ "error": why }),
     }
 }
 
-/// The outcome of a call that changes state: OK is `ok`, a refusal `fail`, an answer that may
-/// still take effect (or none) `info`.
-fn change_outcome(result: Result<OmResponse, OmError>, ok: Value) -> Outcome {
+// How OM answers become outcomes: ozone-rpc classifies them (`OmResponse::outcome`,
+// `OmError::outcome`, the one place for the OM's protocol); `om_class` reads that for a call's
+// result and `om_outcome` turns it into the history's outcome.
+
+/// ozone-rpc's class of a call's result.
+fn om_class(result: &Result<OmResponse, OmError>) -> ozone_rpc::Outcome {
     match result {
-        Ok(r) if r.is_ok() => Outcome::Ok(ok),
-        Ok(r) if r.outcome() == ozone_rpc::Outcome::Info => Outcome::Info(describe(&r)),
-        Ok(r) => Outcome::Fail(describe(&r)),
-        Err(e) => error_outcome(&e),
+        Ok(r) => r.outcome(),
+        Err(e) => e.outcome(),
+    }
+}
+
+/// The outcome of a call that changes state, as ozone-rpc classifies its result: OK is `ok`
+/// (with the value `ok`), a refusal `fail`, an answer that may still take effect (or none)
+/// `info`; the reason is the OM's status and message, or the client's error.
+fn om_outcome(result: Result<OmResponse, OmError>, ok: Value) -> Outcome {
+    let reason = match &result {
+        Ok(r) => describe(r),
+        Err(e) => e.to_string(),
+    };
+    match om_class(&result) {
+        ozone_rpc::Outcome::Ok => Outcome::Ok(ok),
+        ozone_rpc::Outcome::Fail => Outcome::Fail(reason),
+        ozone_rpc::Outcome::Info => Outcome::Info(reason),
+    }
+}
+
+/// A lookup's result: the answer when the key exists, `None` when the OM says it does not, or
+/// why there is no answer (a lookup changes nothing: callers record that as fail).
+fn looked_up(result: &Result<OmResponse, OmError>) -> Result<Option<&OmResponse>, String> {
+    match result {
+        Ok(r) if r.is_ok() => Ok(Some(r)),
+        Ok(r) if r.status == Status::KEY_NOT_FOUND => Ok(None),
+        Ok(r) => Err(describe(r)),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -65,13 +91,6 @@ pub(super) fn describe(r: &OmResponse) -> String {
     match &r.message {
         Some(m) if !m.is_empty() => format!("{}: {m}", r.status.name()),
         _ => r.status.name(),
-    }
-}
-
-fn error_outcome(e: &OmError) -> Outcome {
-    match e.outcome() {
-        ozone_rpc::Outcome::Fail => Outcome::Fail(e.to_string()),
-        _ => Outcome::Info(e.to_string()),
     }
 }
 
@@ -84,17 +103,15 @@ impl SystemClient for OzoneClient {
     async fn invoke(&mut self, op: &Operation) -> Outcome {
         self.last = None;
         match op.f {
-            "read" => match self
-                .om
-                .call(OmRequest::lookup_key(VOLUME, BUCKET, &op.key))
-                .await
-            {
-                Ok(r) if r.is_ok() => Outcome::Ok(r.key_length().map_or(Value::Null, Value::from)),
-                Ok(r) if r.status == Status::KEY_NOT_FOUND => Outcome::Ok(Value::Null),
-                // A lookup changes nothing: any failure is a definite no-op.
-                Ok(r) => Outcome::Fail(describe(&r)),
-                Err(e) => Outcome::Fail(e.to_string()),
-            },
+            "read" => {
+                let lookup = OmRequest::lookup_key(VOLUME, BUCKET, &op.key);
+                match looked_up(&self.om.call(lookup).await) {
+                    Ok(Some(r)) => Outcome::Ok(r.key_length().map_or(Value::Null, Value::from)),
+                    Ok(None) => Outcome::Ok(Value::Null),
+                    // A lookup changes nothing: any failure is a definite no-op.
+                    Err(why) => Outcome::Fail(why),
+                }
+            }
             // cas [null, v]: make key hold a value of length v unless it exists.
             "cas" => {
                 let Some(size) = op.value.get(1).and_then(Value::as_u64) else {
@@ -110,14 +127,11 @@ impl SystemClient for OzoneClient {
                 };
                 self.last = Some(identity(&record));
                 match self.resend(&record).await {
-                    Ok(r) if r.is_ok() => Outcome::Ok(op.value.clone()),
                     Ok(r) if r.status == Status::KEY_ALREADY_EXISTS => Outcome::Fail(format!(
                         "already exists (call {} sent again)",
                         record.call_id
                     )),
-                    Ok(r) if r.outcome() == ozone_rpc::Outcome::Info => Outcome::Info(describe(&r)),
-                    Ok(r) => Outcome::Fail(describe(&r)),
-                    Err(e) => error_outcome(&e),
+                    result => om_outcome(result, op.value.clone()),
                 }
             }
             "hsync" | "close" => {
@@ -135,23 +149,19 @@ impl SystemClient for OzoneClient {
                     .om
                     .call(OmRequest::recover_lease(VOLUME, FILES, &op.key, false))
                     .await;
-                change_outcome(result, json!("recovery started"))
+                om_outcome(result, json!("recovery started"))
             }
             // A file's final state for the durable check: [length] once closed; [] while it is
             // open or absent (nothing closed is there; an acknowledged close is then lost).
             "final-read" => {
-                match self
-                    .om
-                    .call(OmRequest::lookup_key(VOLUME, FILES, &op.key))
-                    .await
-                {
-                    Ok(r) if r.is_ok() => match &r.key_info {
+                let lookup = OmRequest::lookup_key(VOLUME, FILES, &op.key);
+                match looked_up(&self.om.call(lookup).await) {
+                    Ok(Some(r)) => match &r.key_info {
                         Some(k) if !k.is_open() => Outcome::Ok(json!([k.data_size])),
                         _ => Outcome::Ok(json!([])),
                     },
-                    Ok(r) if r.status == Status::KEY_NOT_FOUND => Outcome::Ok(json!([])),
-                    Ok(r) => Outcome::Fail(describe(&r)),
-                    Err(e) => Outcome::Fail(e.to_string()),
+                    Ok(None) => Outcome::Ok(json!([])),
+                    Err(why) => Outcome::Fail(why),
                 }
             }
             other => Outcome::Fail(format!("ozone has no operation {other}")),
@@ -181,8 +191,9 @@ impl OzoneClient {
             .await
         {
             Ok(r) if r.is_ok() => r,
+            // Nothing is visible before the commit: a refused open changed nothing.
             Ok(r) => return Outcome::Fail(format!("create: {}", describe(&r))),
-            Err(e) => return error_outcome(&e),
+            Err(e) => return om_outcome(Err(e), Value::Null),
         };
         let Some(id) = open.open_key_id else {
             return Outcome::Fail("create: no open key id".into());
@@ -192,7 +203,7 @@ impl OzoneClient {
             .om
             .call(OmRequest::hsync_key(VOLUME, FILES, file, length, id))
             .await;
-        change_outcome(result, Value::from(length))
+        om_outcome(result, Value::from(length))
     }
 
     /// Closes a file this process hsync'd, at `length` (CommitKey without hsync).
@@ -204,7 +215,7 @@ impl OzoneClient {
             .om
             .call(OmRequest::commit_key(VOLUME, FILES, file, length, id))
             .await;
-        let outcome = change_outcome(result, Value::from(length));
+        let outcome = om_outcome(result, Value::from(length));
         if matches!(outcome, Outcome::Ok(_)) {
             self.open.remove(file);
         }
@@ -242,7 +253,7 @@ impl OzoneClient {
             .call_recorded(OmRequest::rename_key(VOLUME, BUCKET, &staging, key))
             .await;
         let mut attempt = 1;
-        while attempt <= self.retries && !answered(&result) {
+        while attempt <= self.retries && om_class(&result) == ozone_rpc::Outcome::Info {
             // Sent, and the answer never came: resend the very same call (client id, call id).
             tokio::time::sleep(self.resend_after).await;
             attempt += 1;
@@ -255,27 +266,21 @@ impl OzoneClient {
         };
         self.last = Some(identity(&record));
         match result {
-            Ok(r) if r.is_ok() => {
-                if self.keep_answered {
-                    self.answered.insert(key.to_owned(), record);
-                }
-                Outcome::Ok(value.clone())
-            }
             Ok(r) if r.status == Status::KEY_ALREADY_EXISTS => {
                 Outcome::Fail(format!("already exists{note}"))
             }
-            Ok(r) if r.outcome() == ozone_rpc::Outcome::Info => Outcome::Info(describe(&r)),
-            Ok(r) => Outcome::Fail(format!("{}{note}", describe(&r))),
-            Err(e) => error_outcome(&e),
+            // The OM's refusal says which attempt it answered.
+            Ok(r) if r.outcome() == ozone_rpc::Outcome::Fail => {
+                Outcome::Fail(format!("{}{note}", describe(&r)))
+            }
+            result => {
+                let outcome = om_outcome(result, value.clone());
+                if matches!(outcome, Outcome::Ok(_)) && self.keep_answered {
+                    self.answered.insert(key.to_owned(), record);
+                }
+                outcome
+            }
         }
-    }
-}
-
-/// Whether the OM said whether the call took effect (an answer that is not `info`).
-fn answered(result: &Result<OmResponse, OmError>) -> bool {
-    match result {
-        Ok(r) => r.outcome() != ozone_rpc::Outcome::Info,
-        Err(e) => e.outcome() != ozone_rpc::Outcome::Info,
     }
 }
 
