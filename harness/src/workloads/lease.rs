@@ -151,7 +151,7 @@ async fn file_life(
     .await;
 }
 
-/// One recorded operation; a timeout is info (each step changes the file).
+/// One recorded operation (a timeout is info: each step changes the file).
 async fn perform(
     recorder: &Recorder,
     client: &mut dyn SystemClient,
@@ -161,10 +161,7 @@ async fn perform(
     timeout: Duration,
 ) -> Outcome {
     recorder.invoke(process, op, node);
-    let outcome = match tokio::time::timeout(timeout, client.invoke(op)).await {
-        Ok(outcome) => outcome,
-        Err(_) => Outcome::Info("timeout".into()),
-    };
+    let outcome = super::invoke_within(client, op, timeout).await;
     recorder.complete(process, op, &outcome, node);
     outcome
 }

@@ -52,6 +52,21 @@ fn is_read_only(f: &str) -> bool {
     f == "read" || f == "final-read" || f == "get"
 }
 
+/// One operation through a client, given at most `timeout`: an operation that outlives it is
+/// info (it may still take effect), or fail when it changes nothing. Every workload's
+/// operations go through here; the client classifies its own protocol's errors.
+pub(crate) async fn invoke_within(
+    client: &mut dyn SystemClient,
+    op: &Operation,
+    timeout: Duration,
+) -> Outcome {
+    match tokio::time::timeout(timeout, client.invoke(op)).await {
+        Ok(outcome) => outcome,
+        Err(_) if is_read_only(op.f) => Outcome::Fail("timeout".into()),
+        Err(_) => Outcome::Info("timeout".into()),
+    }
+}
+
 /// Runs every process until the duration is over or the run is cancelled.
 pub async fn run(
     adapter: Arc<dyn SystemAdapter>,
@@ -141,11 +156,7 @@ async fn process_loop(
             // Cancelled mid-operation: the invocation stays open, which the checker reads as
             // an unknown outcome, exactly what it is.
             _ = cancel.cancelled() => return,
-            result = tokio::time::timeout(config.timeout, active.invoke(&op)) => match result {
-                Ok(outcome) => outcome,
-                Err(_) if is_read_only(op.f) => Outcome::Fail("timeout".into()),
-                Err(_) => Outcome::Info("timeout".into()),
-            },
+            outcome = invoke_within(active.as_mut(), &op, config.timeout) => outcome,
         };
         recorder.complete_identified(process, &op, &outcome, &node, active.last_call());
         if config.duplicate_after.is_some() && op.f == "cas" && matches!(outcome, Outcome::Ok(_)) {
@@ -365,10 +376,7 @@ pub async fn final_reads(
                 continue;
             };
             recorder.invoke(process, &op, node);
-            let outcome = match tokio::time::timeout(config.timeout, client.invoke(&op)).await {
-                Ok(outcome) => outcome,
-                Err(_) => Outcome::Fail("timeout".into()),
-            };
+            let outcome = invoke_within(client.as_mut(), &op, config.timeout).await;
             recorder.complete(process, &op, &outcome, node);
             process += 1;
             if matches!(outcome, Outcome::Ok(_)) {
