@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp};
 use serde_json::Value;
 
-use super::{AdapterSettings, Operation, Outcome, SystemAdapter, SystemClient, SystemInfo};
+use super::{AdapterSettings, Operation, Outcome, SystemAdapter, SystemClient, SystemInfo, CREATE};
 use crate::cluster::Cluster;
 use crate::scenario::{ReadConsistency, Role, WorkloadKind};
 
@@ -243,8 +243,8 @@ impl SystemClient for GatewayClient {
                     Err(e) => Outcome::Fail(e.to_string()),
                 }
             }
-            // cas [null, v]: create the key with v if it does not exist.
-            "cas" => {
+            // A create (cas [null, v]): the key with v if it does not exist.
+            CREATE => {
                 let value = b64(&encode(&op.value[1]));
                 let body = serde_json::json!({
                     "compare": [{"key": key, "result": "EQUAL", "target": "CREATE", "create_revision": "0"}],

@@ -191,6 +191,13 @@ pub struct Operation {
     pub value: Value,
 }
 
+/// The `f` of a create (the `create` workload), which its clients answer to: `cas` with value
+/// `[null, v]`. To the cas-register model the workload is checked with, creating a fresh key
+/// with v is exactly a compare-and-set from nil (it takes effect iff the key holds nothing, and
+/// then the key holds v), and the checker has no operation `create`. Were the checker to read
+/// `create` as cas from nil, this is the one line of the harness to change.
+pub const CREATE: &str = "cas";
+
 /// How an operation ended, classified honestly (see DESIGN.md).
 #[derive(Debug, Clone)]
 pub enum Outcome {

@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::recorder::Recorder;
 use crate::scenario::plan::rng_for;
 use crate::scenario::{S3Mix, WorkloadKind};
-use crate::systems::{Operation, Outcome, SystemAdapter, SystemClient};
+use crate::systems::{Operation, Outcome, SystemAdapter, SystemClient, CREATE};
 
 pub struct WorkloadConfig {
     pub kind: WorkloadKind,
@@ -159,7 +159,7 @@ async fn process_loop(
             outcome = invoke_within(active.as_mut(), &op, config.timeout) => outcome,
         };
         recorder.complete_identified(process, &op, &outcome, &node, active.last_call());
-        if config.duplicate_after.is_some() && op.f == "cas" && matches!(outcome, Outcome::Ok(_)) {
+        if config.duplicate_after.is_some() && op.f == CREATE && matches!(outcome, Outcome::Ok(_)) {
             answered.push_back((Instant::now(), op.clone()));
         }
         match &outcome {
@@ -244,7 +244,7 @@ fn next_operation(
                 created.push(key.clone());
             }
             Operation {
-                f: "cas",
+                f: CREATE,
                 key,
                 value: json!([Value::Null, value]),
             }
@@ -552,7 +552,7 @@ mod tests {
                 .cloned()
                 .collect()
         };
-        let (creates, resends) = (oks("cas"), oks("resend"));
+        let (creates, resends) = (oks(CREATE), oks("resend"));
         assert!(creates.len() >= 5 && !resends.is_empty(), "{events:?}");
         // Each resend repeats an earlier create: same key, same value, same identity.
         for r in &resends {

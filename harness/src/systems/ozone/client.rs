@@ -10,7 +10,7 @@ use ozone_rpc::{CallRecord, OmClient, OmError, OmRequest, OmResponse, Status};
 use serde_json::{json, Value};
 
 use super::{BUCKET, FILES, VOLUME};
-use crate::systems::{Operation, Outcome, SystemClient};
+use crate::systems::{Operation, Outcome, SystemClient, CREATE};
 
 /// One process's native OM client.
 pub(super) struct OzoneClient {
@@ -112,8 +112,8 @@ impl SystemClient for OzoneClient {
                     Err(why) => Outcome::Fail(why),
                 }
             }
-            // cas [null, v]: make key hold a value of length v unless it exists.
-            "cas" => {
+            // A create (cas [null, v]): make key hold a value of length v unless it exists.
+            CREATE => {
                 let Some(size) = op.value.get(1).and_then(Value::as_u64) else {
                     return Outcome::Fail("ozone cas needs [null, n]".into());
                 };
@@ -517,7 +517,7 @@ mod tests {
 
     fn cas(key: &str, v: u64) -> Operation {
         Operation {
-            f: "cas",
+            f: CREATE,
             key: key.into(),
             value: json!([null, v]),
         }
