@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::analyze::{Mark, Segment, Violation, Window};
+use super::analyze::{Mark, Segment};
+use super::violations::Violation;
+use crate::faults::log::Window;
 use super::load::{Op, OpStatus};
 
 fn us(ns: u64) -> u64 {
