@@ -158,9 +158,7 @@ pub fn linearizable(
                 stale_read(history, key)
             }
             ModelKind::Set => missing_adds(history, key, faults),
-            ModelKind::S3Object => {
-                double_create(history, key).or_else(|| torn_get(history, key))
-            }
+            ModelKind::S3Object => double_create(history, key).or_else(|| torn_get(history, key)),
         })
         .collect()
 }

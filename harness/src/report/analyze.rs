@@ -4,10 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use regex::Regex;
 use super::load::{show, LogLine, Op, OpStatus, RunFolder};
 use super::violations::Violation;
 use crate::faults::log::{fault_label, ok, targets, Window};
+use regex::Regex;
 
 /// A point in a node's life: paused, killed, restarted, cut off, healed.
 #[derive(Clone, Debug)]

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::analyze::{self, Excerpt, LatencyRow};
-use super::violations::{self, secs, CheckView, Violation};
-use crate::faults::log::{self as fault_log, Window};
 use super::data;
 use super::load::{show, Op, OpStatus, RunFolder};
+use super::violations::{self, secs, CheckView, Violation};
+use crate::faults::log::{self as fault_log, Window};
 
 pub const CSS: &str = include_str!("report.css");
 pub const JS: &str = include_str!("report.js");

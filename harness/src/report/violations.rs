@@ -229,7 +229,11 @@ impl Findings<'_> {
     fn linearizability(&mut self, witnesses: &[Witness]) {
         let ops = &self.run.ops;
         let check = self.check;
-        for p in check["detail"]["partitions"].as_array().into_iter().flatten() {
+        for p in check["detail"]["partitions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             let Some(e) = p.get("explanation").filter(|e| e.is_object()) else {
                 continue;
             };
@@ -306,8 +310,12 @@ impl Findings<'_> {
             secs(first.1),
             first.3.as_ref().map(|f| format!(" before {f}")).unwrap_or_default()
         );
-        let mut v =
-            Violation::without_key(self.next_anchor(), &self.name, text, show(&self.check["summary"]));
+        let mut v = Violation::without_key(
+            self.next_anchor(),
+            &self.name,
+            text,
+            show(&self.check["summary"]),
+        );
         v.lost_rows = rows;
         self.push(v);
     }
@@ -347,8 +355,12 @@ impl Findings<'_> {
             show(&d["client"]),
             two.join(" vs ")
         );
-        let mut v =
-            Violation::without_key(self.next_anchor(), &self.name, text, show(&check["summary"]));
+        let mut v = Violation::without_key(
+            self.next_anchor(),
+            &self.name,
+            text,
+            show(&check["summary"]),
+        );
         v.answers = answers;
         self.push(v);
     }
