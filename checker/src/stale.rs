@@ -1,5 +1,6 @@
-//! Stale reads in a register history with unique written values: a witness a person can read at
-//! a glance ("a read on k3 returned 17 after 23 had overwritten it"), found without search.
+//! Witnesses a person can read at a glance, found without search: a stale read in a register
+//! history with unique written values ("a read on k3 returned 17 after 23 had overwritten it"),
+//! and acknowledged adds a set's last read no longer has.
 //!
 //! A read R that returned v is stale when some write W' of another value was acknowledged before
 //! R began, and W' itself began after the write of v was acknowledged: v was certainly
@@ -7,8 +8,8 @@
 //! it began.) Each such R alone makes the history non-linearizable, so the witness is sound; it
 //! is not complete: the search still decides the verdict.
 //!
-//! Writes are `write v` and `cas [old, v]` that completed ok or info; values must be unique per
-//! key (a value written twice is not used as evidence).
+//! Writes are `write v`, `put v` and `cas [old, v]` that completed ok or info; reads are `read`
+//! and `get`. Values must be unique per key (a value written twice is not used as evidence).
 
 use std::collections::HashMap;
 
@@ -36,10 +37,14 @@ pub struct StaleRead {
 
 fn written_value(op: &Operation) -> Option<&Value> {
     match op.f.as_str() {
-        "write" => Some(&op.value),
+        "write" | "put" => Some(&op.value),
         "cas" => op.value.get(1),
         _ => None,
     }
+}
+
+fn is_read(op: &Operation) -> bool {
+    op.f.ends_with("read") || op.f == "get"
 }
 
 /// The earliest stale read of each key, earliest first.
@@ -54,76 +59,151 @@ pub fn find(history: &History) -> Vec<StaleRead> {
     found
 }
 
+/// The earliest stale read of one key, if any.
+pub fn find_on_key(history: &History, key: &str) -> Option<StaleRead> {
+    let ops: Vec<&Operation> = history
+        .ops
+        .iter()
+        .filter(|op| op.key.as_deref() == Some(key))
+        .collect();
+    find_in_key(Some(key), &ops)
+}
+
 fn find_in_key(key: Option<&str>, ops: &[&Operation]) -> Option<StaleRead> {
     // Writes that may have taken effect, and how often each value was written.
-    let writes: Vec<&Operation> = ops
-        .iter()
-        .copied()
-        .filter(|op| op.status != Status::Fail && written_value(op).is_some())
-        .collect();
     let mut writers: HashMap<String, Vec<&Operation>> = HashMap::new();
-    for w in &writes {
+    for w in ops.iter().filter(|op| op.status != Status::Fail) {
         if let Some(v) = written_value(w) {
             writers.entry(v.to_string()).or_default().push(w);
         }
     }
-    // Acknowledged writes by completion time, for "acknowledged before the read began".
-    let mut acked: Vec<&Operation> = writes
+    // Acknowledged writes by completion time, for "acknowledged before the read began", and
+    // among each prefix the one invoked last: the likeliest to have begun after the read
+    // value's write ended, and the closest overwrite to name.
+    let mut acked: Vec<&Operation> = ops
         .iter()
         .copied()
-        .filter(|w| w.status == Status::Ok && w.complete_time.is_some())
+        .filter(|w| {
+            w.status == Status::Ok && w.complete_time.is_some() && written_value(w).is_some()
+        })
         .collect();
     acked.sort_by_key(|w| w.complete_time);
+    let mut latest: Vec<&Operation> = Vec::with_capacity(acked.len());
+    for w in &acked {
+        let keep = latest.last().filter(|l| l.invoke_time > w.invoke_time);
+        latest.push(keep.copied().unwrap_or(w));
+    }
 
     let mut reads: Vec<&Operation> = ops
         .iter()
         .copied()
-        .filter(|op| op.status == Status::Ok && op.f.ends_with("read"))
+        .filter(|op| op.status == Status::Ok && is_read(op))
         .collect();
     reads.sort_by_key(|r| r.invoke_time);
     for read in reads {
         let value = &read.output;
         // The initial nil precedes every write; a written value ends with its write.
-        let (origin, origin_end) = if value.is_null() {
-            (None, 0)
+        let origin = if value.is_null() {
+            None
         } else {
             match writers.get(&value.to_string()).map(Vec::as_slice) {
                 // The origin must be certain and acknowledged to bound the overwrite.
-                Some([w]) if w.status == Status::Ok => {
-                    (Some(*w), w.complete_time.unwrap_or(u64::MAX))
-                }
+                Some([w]) if w.status == Status::Ok => Some(*w),
                 _ => continue,
             }
         };
-        let overwriter = acked.iter().find(|w| {
-            let done = w.complete_time.unwrap_or(u64::MAX);
-            done < read.invoke_time
-                // A read of nil has no origin: any earlier acknowledged write will do
-                // (even one invoked at time 0).
-                && (origin.is_none() || w.invoke_time > origin_end)
-                && written_value(w).is_some_and(|v| v != value)
-        });
-        if let Some(w) = overwriter {
-            let sum = OpSummary::of(read);
-            let key_text = key.map(|k| format!("key {k}: ")).unwrap_or_default();
-            let message = format!(
-                "{key_text}a read returned {} ({}) after {} had overwritten it ({}, acknowledged {:.3} s before the read began)",
-                show(value),
-                sum.locate(),
-                show(written_value(w).unwrap_or(&Value::Null)),
-                OpSummary::of(w).locate(),
-                (read.invoke_time - w.complete_time.unwrap_or(0)) as f64 / 1e9,
-            );
-            return Some(StaleRead {
-                key: key.map(str::to_string),
-                message,
-                read: sum,
-                wrote_value: origin.map(OpSummary::of),
-                overwritten_by: OpSummary::of(w),
-            });
+        let before =
+            acked.partition_point(|w| w.complete_time.unwrap_or(u64::MAX) < read.invoke_time);
+        let Some(w) = before.checked_sub(1).map(|i| latest[i]) else {
+            continue;
+        };
+        // A read of nil has no origin: any earlier acknowledged write will do (even one
+        // invoked at time 0). Values are unique, so a later write has another value.
+        let overwrites = match origin {
+            None => true,
+            Some(o) => w.invoke_time > o.complete_time.unwrap_or(u64::MAX),
+        };
+        if !overwrites {
+            continue;
         }
+        let sum = OpSummary::of(read);
+        let key_text = key.map(|k| format!("key {k}: ")).unwrap_or_default();
+        let message = format!(
+            "{key_text}a read returned {} ({}) after {} had overwritten it ({}, acknowledged {:.3} s before the read began)",
+            show(value),
+            sum.locate(),
+            show(written_value(w).unwrap_or(&Value::Null)),
+            OpSummary::of(w).locate(),
+            (read.invoke_time - w.complete_time.unwrap_or(0)) as f64 / 1e9,
+        );
+        return Some(StaleRead {
+            key: key.map(str::to_string),
+            message,
+            read: sum,
+            wrote_value: origin.map(OpSummary::of),
+            overwritten_by: OpSummary::of(w),
+        });
     }
     None
+}
+
+/// Acknowledged adds to a set that its last read no longer has.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MissingAdds {
+    pub key: Option<String>,
+    /// One sentence for people.
+    pub message: String,
+    /// The last ok read of the set.
+    pub read: OpSummary,
+    /// Adds acknowledged before that read began whose element it does not have.
+    pub adds: Vec<OpSummary>,
+}
+
+/// For a set key (`add x`, `read` -> array): the acknowledged adds missing from the last read
+/// that returned the set. Sets only grow, so each is lost; none is left out by concurrency,
+/// since every one was acknowledged before the read began.
+pub fn missing_adds(history: &History, key: &str) -> Option<MissingAdds> {
+    let ops: Vec<&Operation> = history
+        .ops
+        .iter()
+        .filter(|op| op.key.as_deref() == Some(key))
+        .collect();
+    let read = ops
+        .iter()
+        .filter(|op| op.status == Status::Ok && is_read(op) && op.output.is_array())
+        .max_by_key(|op| op.invoke_time)?;
+    let seen: std::collections::HashSet<String> = read
+        .output
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(Value::to_string)
+        .collect();
+    let adds: Vec<OpSummary> = ops
+        .iter()
+        .filter(|op| {
+            op.status == Status::Ok
+                && op.f == "add"
+                && op.complete_time.is_some_and(|c| c < read.invoke_time)
+                && !seen.contains(&op.value.to_string())
+        })
+        .map(|op| OpSummary::of(op))
+        .collect();
+    let first = adds.first()?;
+    let message = format!(
+        "key {key}: {} acknowledged add{} missing from the last read ({}); the first, of {}, was acknowledged {:.3} s before it began",
+        adds.len(),
+        if adds.len() == 1 { " is" } else { "s are" },
+        OpSummary::of(read).locate(),
+        show(&first.value),
+        (read.invoke_time - first.complete_time.unwrap_or(0)) as f64 / 1e9,
+    );
+    Some(MissingAdds {
+        key: Some(key.to_string()),
+        message,
+        read: OpSummary::of(read),
+        adds,
+    })
 }
 
 #[cfg(test)]
@@ -194,5 +274,57 @@ mod tests {
         let found = find(&h);
         assert_eq!(found.len(), 1);
         assert!(found[0].wrote_value.is_none());
+    }
+
+    #[test]
+    fn the_closest_overwrite_is_named() {
+        // 2 and 3 both overwrote 1 before the read; 3 was invoked last.
+        let h = history(&[
+            (0, Invoke, "write", json!(1)),
+            (0, Done, "write", json!(1)),
+            (1, Invoke, "write", json!(2)),
+            (1, Done, "write", json!(2)),
+            (1, Invoke, "write", json!(3)),
+            (1, Done, "write", json!(3)),
+            (2, Invoke, "read", Value::Null),
+            (2, Done, "read", json!(1)),
+        ]);
+        assert_eq!(find(&h)[0].overwritten_by.value, json!(3));
+    }
+
+    #[test]
+    fn acknowledged_adds_missing_from_the_last_read_are_named() {
+        let h = history(&[
+            (0, Invoke, "add", json!(1)),
+            (0, Done, "add", json!(1)),
+            (1, Invoke, "add", json!(2)),
+            (2, Invoke, "read", Value::Null),
+            (1, Done, "add", json!(2)),
+            (2, Done, "read", json!([1])),
+            (0, Invoke, "add", json!(3)),
+            (0, Done, "add", json!(3)),
+            (2, Invoke, "read", Value::Null),
+            (2, Done, "read", json!([2])),
+        ]);
+        let m = missing_adds(&h, "k").unwrap();
+        let lost: Vec<&Value> = m.adds.iter().map(|a| &a.value).collect();
+        assert_eq!(lost, [&json!(1), &json!(3)]);
+        assert_eq!(m.read.output, json!([2]));
+        assert!(
+            m.message.contains("2 acknowledged adds are missing"),
+            "{}",
+            m.message
+        );
+    }
+
+    #[test]
+    fn an_add_concurrent_with_the_read_is_not_missing() {
+        let h = history(&[
+            (0, Invoke, "add", json!(1)),
+            (2, Invoke, "read", Value::Null),
+            (0, Done, "add", json!(1)),
+            (2, Done, "read", json!([])),
+        ]);
+        assert!(missing_adds(&h, "k").is_none());
     }
 }

@@ -179,7 +179,7 @@ fn stale_reads_are_caught_on_most_seeds() {
         illegal += 1;
         // The violation names the key and a read that returned an overwritten value.
         let check = &result["checks"][0];
-        let witness = &check["witness"];
+        let witness = &check["witnesses"][0];
         assert_eq!(witness["read"]["f"], "read", "{}", check["summary"]);
         assert!(witness["key"].as_str().unwrap().starts_with('k'));
         assert_ne!(

@@ -35,7 +35,7 @@ fn concurrent_creates_on_s3s_fs_are_not_linearizable() {
         "{summary}"
     );
     // The witness names the key and the two creates, and the history says both succeeded.
-    let witness = &check["witness"];
+    let witness = &check["witnesses"][0];
     let key = witness["key"].as_str().unwrap();
     assert!(summary.contains(&format!("on key {key}:")), "{summary}");
     let creates = witness["creates"].as_array().unwrap();

@@ -4,6 +4,7 @@
 
 pub mod converge;
 pub mod evidence;
+pub mod witness;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,7 +14,9 @@ use checker::{Format, History, ModelKind, Status, Verdict};
 use serde_json::{json, Value};
 
 use crate::error::{HarnessError, Result, EXIT_BAD_INPUT};
+use crate::faults::log::Window;
 use crate::scenario::{self, CheckSpec};
+use witness::Witness;
 
 pub struct Checked {
     /// ok, illegal or unknown, over all checks.
@@ -23,33 +26,20 @@ pub struct Checked {
 }
 
 /// One check's result as result.json and the reports show it.
-fn linearizable(history: &History, model: ModelKind, timeout: Duration) -> Result<Value> {
+fn linearizable(
+    history: &History,
+    model: ModelKind,
+    timeout: Duration,
+    faults: &[Window],
+) -> Result<Value> {
     let budget = checker::Budget::with_timeout(timeout);
     let result = checker::linearizable::check(history, model, &budget)
         .map_err(|e| HarnessError::BadInput(format!("history does not fit model {model}: {e}")))?;
-    // For registers, a stale read is the clearest witness: name it when there is one.
-    let stale = match (result.verdict, model) {
-        (Verdict::Illegal, ModelKind::Register | ModelKind::CasRegister) => {
-            checker::stale::find(history).into_iter().next()
-        }
-        _ => None,
-    };
-    let creates = match (result.verdict, model) {
-        (Verdict::Illegal, ModelKind::S3Object) => {
-            double_create(history, &result).or_else(|| torn_get(history, &result))
-        }
-        _ => None,
-    };
+    let witnesses = witness::linearizable(history, model, &result, faults);
+    // The first witness in words is the clearest summary (a stale read, two creates).
+    let first_words = witnesses.first().and_then(Witness::message);
     let summary = match (result.verdict, result.explanation()) {
-        (Verdict::Illegal, _) if stale.is_some() => stale
-            .as_ref()
-            .map(|s| s.message.clone())
-            .unwrap_or_default(),
-        (Verdict::Illegal, _) if creates.is_some() => creates
-            .as_ref()
-            .and_then(|c| c["message"].as_str())
-            .unwrap_or_default()
-            .to_string(),
+        (Verdict::Illegal, _) if first_words.is_some() => first_words.unwrap_or_default().into(),
         (Verdict::Illegal, Some(e)) => e.message.clone(),
         (Verdict::Illegal, None) => "not linearizable".to_string(),
         (Verdict::Unknown, _) => {
@@ -76,127 +66,9 @@ fn linearizable(history: &History, model: ModelKind, timeout: Duration) -> Resul
         "model": model.name(),
         "verdict": result.verdict,
         "summary": summary,
-        "witness": stale.map(|s| json!(s)).or(creates),
+        "witnesses": witnesses,
         "detail": result,
     }))
-}
-
-/// The keys whose partition the linearizability check found illegal.
-fn illegal_keys(result: &checker::LinearizabilityResult) -> impl Iterator<Item = &str> {
-    result
-        .partitions
-        .iter()
-        .filter(|p| p.verdict == Verdict::Illegal)
-        .filter_map(|p| p.key.as_deref())
-}
-
-/// For an illegal s3-object key: a get that returned one put's body with another put's ETag
-/// (a read torn between two versions).
-fn torn_get(history: &History, result: &checker::LinearizabilityResult) -> Option<Value> {
-    for key in illegal_keys(result) {
-        let ops: Vec<&checker::Operation> = history
-            .ops
-            .iter()
-            .filter(|op| op.key.as_deref() == Some(key) && op.status == Status::Ok)
-            .collect();
-        // body -> the ETag its acknowledged put returned.
-        let etag_of: BTreeMap<String, &Value> = ops
-            .iter()
-            .filter(|op| op.f == "put" && op.output["etag"].is_string())
-            .map(|op| (op.value["body"].to_string(), &op.output["etag"]))
-            .collect();
-        for get in ops.iter().filter(|op| op.f == "get" || op.f == "read") {
-            let (body, etag) = (&get.output["body"], &get.output["etag"]);
-            let Some(expected) = etag_of.get(&body.to_string()) else {
-                continue;
-            };
-            if !etag.is_string() || etag == *expected {
-                continue;
-            }
-            let other = etag_of
-                .iter()
-                .find(|(_, e)| **e == etag)
-                .map(|(b, _)| format!(", the ETag of body {b}"))
-                .unwrap_or_default();
-            let message = format!(
-                "a get on key {key} (process {}, at {:.3} s) returned body {body} with ETag {etag}{other}; \
-                 the put of {body} was acknowledged with ETag {expected}: the read is torn between two versions",
-                get.process,
-                get.invoke_time as f64 / 1e9,
-            );
-            return Some(json!({"kind": "torn-get", "key": key, "message": message}));
-        }
-    }
-    None
-}
-
-/// For an illegal s3-object key: two creates (put with If-None-Match: *) that both succeeded
-/// with no delete that could have come between them. The clearest witness of a store whose
-/// conditional PUT is not atomic.
-fn double_create(history: &History, result: &checker::LinearizabilityResult) -> Option<Value> {
-    for key in illegal_keys(result) {
-        let on_key = |op: &&checker::Operation| op.key.as_deref() == Some(key);
-        let mut creates: Vec<&checker::Operation> = history
-            .ops
-            .iter()
-            .filter(on_key)
-            .filter(|op| {
-                op.status == Status::Ok
-                    && (op.f == "put" || op.f == "write")
-                    && op.value.get("if_none_match").is_some_and(|v| !v.is_null())
-            })
-            .collect();
-        creates.sort_by_key(|op| op.invoke_time);
-        let deletes: Vec<&checker::Operation> = history
-            .ops
-            .iter()
-            .filter(on_key)
-            .filter(|op| (op.f == "delete" || op.f == "del") && op.status != Status::Fail)
-            .collect();
-        for (i, a) in creates.iter().enumerate() {
-            for b in &creates[i + 1..] {
-                let (Some(a_done), Some(b_done)) = (a.complete_time, b.complete_time) else {
-                    continue;
-                };
-                // A delete could separate them if it may take effect after a began and
-                // before b ended.
-                // An unknown delete (info, or never completed) may take effect any time later.
-                let separable = deletes.iter().any(|d| {
-                    d.invoke_time < b_done
-                        && (d.status == Status::Info
-                            || d.complete_time.is_none_or(|c| c > a.invoke_time))
-                });
-                if separable {
-                    continue;
-                }
-                let secs = |t: u64| format!("{:.3} s", t as f64 / 1e9);
-                let body = |op: &checker::Operation| op.value["body"].to_string();
-                let message = format!(
-                    "more than one create succeeded on key {key}: process {} created body {} \
-                     with If-None-Match: * ({} to {}) and process {} created body {} ({} to {}), \
-                     with no delete that could come between them",
-                    a.process,
-                    body(a),
-                    secs(a.invoke_time),
-                    secs(a_done),
-                    b.process,
-                    body(b),
-                    secs(b.invoke_time),
-                    secs(b_done),
-                );
-                return Some(json!({
-                    "kind": "double-create",
-                    "key": key,
-                    "message": message,
-                    "creates": [
-                        {"process": a.process, "body": a.value["body"], "etag": a.output["etag"], "invoked_s": a.invoke_time as f64 / 1e9, "completed_s": a_done as f64 / 1e9},
-                        {"process": b.process, "body": b.value["body"], "etag": b.output["etag"], "invoked_s": b.invoke_time as f64 / 1e9, "completed_s": b_done as f64 / 1e9},
-                    ],
-                }));
-            }
-        }
-    }
-    None
 }
 
 /// The `stays-up` check: illegal when faults.jsonl names a node whose program exited by
@@ -255,6 +127,10 @@ fn run_checks(
     timeout: Option<Duration>,
     run_dir: Option<&Path>,
 ) -> Result<Vec<Value>> {
+    // Where lost writes are laid on the fault that lost them.
+    let faults = run_dir
+        .map(|dir| crate::faults::log::windows(&read_faults(dir), u64::MAX))
+        .unwrap_or_default();
     let mut out = Vec::new();
     for check in checks {
         match check {
@@ -286,7 +162,7 @@ fn run_checks(
                 None => crate::checks::converge::needs_run_folder(),
             }),
             other => {
-                let mut result = run_check(history, other, timeout)?;
+                let mut result = run_check(history, other, timeout, &faults)?;
                 // A run's checks must have had something to check; a history recorded
                 // elsewhere is checked as it is.
                 if run_dir.is_some() {
@@ -299,7 +175,12 @@ fn run_checks(
     Ok(out)
 }
 
-fn run_check(history: &History, check: &CheckSpec, timeout: Option<Duration>) -> Result<Value> {
+fn run_check(
+    history: &History,
+    check: &CheckSpec,
+    timeout: Option<Duration>,
+    faults: &[Window],
+) -> Result<Value> {
     match check {
         CheckSpec::Linearizable(spec) => {
             let model: ModelKind = spec.model.value.parse().map_err(HarnessError::BadInput)?;
@@ -307,7 +188,7 @@ fn run_check(history: &History, check: &CheckSpec, timeout: Option<Duration>) ->
             let t = timeout
                 .or(spec.timeout.map(|d| d.0))
                 .unwrap_or(Duration::from_secs(60));
-            linearizable(history, model, t)
+            linearizable(history, model, t, faults)
         }
         CheckSpec::Durable(_) => {
             let result = checker::durable::check(history);
@@ -316,6 +197,7 @@ fn run_check(history: &History, check: &CheckSpec, timeout: Option<Duration>) ->
                 "check": "durable",
                 "verdict": result.verdict,
                 "summary": result.text(),
+                "witnesses": witness::durable(history, &result, faults),
                 "detail": result,
             }))
         }
@@ -653,7 +535,7 @@ mod tests {
     #[test]
     fn two_successful_creates_are_named() {
         let h = history("");
-        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5)).unwrap();
+        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5), &[]).unwrap();
         assert_eq!(r["verdict"], "illegal");
         let summary = r["summary"].as_str().unwrap();
         assert!(
@@ -666,7 +548,7 @@ mod tests {
             summary.contains("process 1 created body \"b2\""),
             "{summary}"
         );
-        assert_eq!(r["witness"]["creates"].as_array().unwrap().len(), 2);
+        assert_eq!(r["witnesses"][0]["creates"].as_array().unwrap().len(), 2);
     }
 
     #[test]
@@ -676,7 +558,7 @@ mod tests {
         let h = history(
             "{\"index\":2,\"time\":50,\"process\":2,\"type\":\"invoke\",\"f\":\"delete\",\"key\":\"o0\",\"value\":null}\n{\"index\":3,\"time\":60,\"process\":2,\"type\":\"info\",\"f\":\"delete\",\"key\":\"o0\",\"value\":null}\n",
         );
-        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5)).unwrap();
+        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5), &[]).unwrap();
         assert_eq!(r["verdict"], "ok", "{}", r["summary"]);
     }
 }

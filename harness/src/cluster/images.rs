@@ -2,10 +2,8 @@
 //! every other image builds FROM it out of images/<name>/Dockerfile.
 
 use std::collections::HashMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
 
 use bollard::query_parameters::BuildImageOptionsBuilder;
 use bollard::Docker;
@@ -104,50 +102,100 @@ pub async fn ensure(docker: &Docker, repo: &Path, specs: &[ImageSpec], force: bo
     Ok(())
 }
 
-/// images/<name>/build.sh, for images that are not a plain Docker build. Its output goes to
-/// stderr as it comes (a Maven download shows its progress); when it fails, its last line (the
-/// script's own reason: "Maven Central has no Apache Ozone 9.9.9") leads the error.
+/// images/<name>/build.sh, for images that are not a plain Docker build. Its output feeds one
+/// progress line (a Maven download says how many files it has); when it fails, its last lines
+/// are shown and its last line (the script's own reason: "Maven Central has no Apache Ozone
+/// 9.9.9") leads the error.
 async fn run_build_script(tag: &str, script: &Path) -> Result<()> {
-    eprintln!("building image {tag} with {} ...", script.display());
-    let started = Instant::now();
-    let path = script.to_path_buf();
+    let mut command = Command::new("bash");
     // The script learns which tag to make (chaos-ozone:<version>) from CHAOS_IMAGE_TAG.
-    let wanted = tag.to_string();
-    let outcome = tokio::task::spawn_blocking(move || -> std::io::Result<_> {
-        use std::io::BufRead;
-        let mut child = Command::new("bash")
-            .arg(&path)
-            .env("CHAOS_IMAGE_TAG", wanted)
-            .stderr(std::process::Stdio::piped())
-            .spawn()?;
-        let mut last = String::new();
-        if let Some(err) = child.stderr.take() {
-            for line in std::io::BufReader::new(err).lines() {
-                let line = line?;
-                eprintln!("{line}");
-                if !line.trim().is_empty() {
-                    last = line;
-                }
-            }
-        }
-        Ok((child.wait()?, last))
-    })
-    .await
-    .map_err(|e| HarnessError::infra(e.to_string()))?
-    .map_err(|e| HarnessError::infra(format!("cannot run {}: {e}", script.display())))?;
-    let (status, last) = outcome;
+    command.arg(script).env("CHAOS_IMAGE_TAG", tag);
+    let label = format!("building image {tag} with {}", script.display());
+    let (status, tail) = run_script(label, command).await?;
     if !status.success() {
+        let last = tail.last().map(String::as_str).unwrap_or("");
         let reason = last
             .split_once("ERROR: ")
-            .map_or(last.as_str(), |(_, r)| r)
-            .trim();
+            .map_or(last, |(_, r)| r)
+            .trim()
+            .to_string();
         return Err(HarnessError::infra(format!(
             "{reason} ({} failed, {status}; the image {tag} is needed by this scenario)",
             script.display()
         )));
     }
-    eprintln!("image {tag} ready in {:.0?}", started.elapsed());
     Ok(())
+}
+
+/// Runs a build script under a progress line (progress::Activity) fed by its stdout and
+/// stderr. Returns its exit status and its last non-empty lines, which are printed when it
+/// fails.
+async fn run_script(
+    label: String,
+    mut command: Command,
+) -> Result<(std::process::ExitStatus, Vec<String>)> {
+    const TAIL: usize = 30;
+    let what = label.clone();
+    let outcome = tokio::task::spawn_blocking(move || -> std::io::Result<_> {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let activity = crate::progress::Activity::start(&label);
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let (lines, news) = std::sync::mpsc::channel::<String>();
+        let readers: Vec<std::thread::JoinHandle<()>> = [
+            child
+                .stdout
+                .take()
+                .map(|o| Box::new(o) as Box<dyn std::io::Read + Send>),
+            child
+                .stderr
+                .take()
+                .map(|e| Box::new(e) as Box<dyn std::io::Read + Send>),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|pipe| {
+            let lines = lines.clone();
+            std::thread::spawn(move || {
+                for line in std::io::BufReader::new(pipe).lines().map_while(|l| l.ok()) {
+                    let _ = lines.send(line);
+                }
+            })
+        })
+        .collect();
+        drop(lines);
+        let mut tail: Vec<String> = Vec::new();
+        for line in news {
+            if line.trim().is_empty() {
+                continue;
+            }
+            activity.note(&line);
+            tail.push(line);
+            if tail.len() > TAIL {
+                tail.remove(0);
+            }
+        }
+        for reader in readers {
+            let _ = reader.join();
+        }
+        let status = child.wait()?;
+        if status.success() {
+            activity.finish(&format!("{label}: done"));
+        } else {
+            drop(activity);
+            for line in &tail {
+                eprintln!("  {line}");
+            }
+        }
+        Ok((status, tail))
+    })
+    .await
+    .map_err(|e| HarnessError::infra(e.to_string()))?
+    .map_err(|e| HarnessError::infra(format!("{what}: cannot run it: {e}")))?;
+    Ok(outcome)
 }
 
 /// What to do about an image that is missing and cannot be built here (a registry image such as
@@ -167,27 +215,26 @@ pub async fn ensure_base(docker: &Docker, repo: &Path, force: bool) -> Result<()
         return Ok(());
     }
     let script = project_root(repo).join("images/base/build.sh");
-    eprintln!(
-        "building the base image {BASE_IMAGE} with {} ...",
+    let mut command = Command::new("bash");
+    command.arg(&script);
+    let label = format!(
+        "building the base image {BASE_IMAGE} with {}",
         script.display()
     );
-    let started = Instant::now();
-    let status = tokio::task::spawn_blocking(move || Command::new("bash").arg(&script).status())
-        .await
-        .map_err(|e| HarnessError::infra(e.to_string()))?
-        .map_err(|e| HarnessError::infra(format!("cannot run images/base/build.sh: {e}")))?;
+    let (status, _) = run_script(label, command).await?;
     if !status.success() {
         return Err(HarnessError::infra(format!(
             "images/base/build.sh failed ({status}); the base image {BASE_IMAGE} is needed to build every other image"
         )));
     }
-    eprintln!("base image ready in {:.0?}", started.elapsed());
     Ok(())
 }
 
 async fn build(docker: &Docker, tag: &str, context: &Path, dockerfile: &str) -> Result<()> {
-    let started = Instant::now();
-    eprintln!("building image {tag} from {} ...", context.display());
+    let activity = crate::progress::Activity::start(&format!(
+        "building image {tag} from {}",
+        context.display()
+    ));
     let context_dir = context.to_path_buf();
     let archive = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
         let mut tar = tar::Builder::new(Vec::new());
@@ -209,15 +256,12 @@ async fn build(docker: &Docker, tag: &str, context: &Path, dockerfile: &str) -> 
         .build();
     let body = bollard::body_full(archive.into());
     let mut stream = docker.build_image(options, None, Some(body));
-    let show = std::io::stderr().is_terminal();
     let mut tail: Vec<String> = Vec::new();
     while let Some(item) = stream.next().await {
         match item {
             Ok(info) => {
                 if let Some(line) = info.stream {
-                    if show {
-                        eprint!("{line}");
-                    }
+                    activity.note(&line);
                     tail.push(line);
                     if tail.len() > 20 {
                         tail.remove(0);
@@ -239,7 +283,7 @@ async fn build(docker: &Docker, tag: &str, context: &Path, dockerfile: &str) -> 
             }
         }
     }
-    eprintln!("image {tag} built in {:.0?}", started.elapsed());
+    activity.finish(&format!("image {tag} built"));
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 //! targets at that moment, applies its action, and undoes it after `for:`. Every action and undo
 //! is recorded in faults.jsonl.
 
+pub mod log;
 pub mod proxy;
 
 use std::collections::{BTreeMap, BTreeSet};

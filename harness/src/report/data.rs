@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::analyze::{Mark, Segment, Violation, Window};
+use super::analyze::{Mark, Segment};
 use super::load::{Op, OpStatus};
+use super::violations::Violation;
+use crate::faults::log::Window;
 
 fn us(ns: u64) -> u64 {
     ns / 1000

@@ -10,6 +10,7 @@ pub mod index;
 pub mod junit;
 pub mod load;
 pub mod page;
+pub mod violations;
 
 use std::path::Path;
 

@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-use super::analyze::{self, secs, CheckView, Excerpt, LatencyRow, Violation, Window};
+use super::analyze::{self, Excerpt, LatencyRow};
 use super::data;
 use super::load::{show, Op, OpStatus, RunFolder};
+use super::violations::{self, secs, CheckView, Violation};
+use crate::faults::log::{self as fault_log, Window};
 
 pub const CSS: &str = include_str!("report.css");
 pub const JS: &str = include_str!("report.js");
@@ -28,12 +30,12 @@ pub struct Model<'a> {
 
 pub fn model(run: &RunFolder) -> Model<'_> {
     let end = analyze::run_end(run);
-    let windows = analyze::windows(run, end);
+    let windows = fault_log::windows(&run.faults, end);
     let nodes = analyze::nodes(run);
     let (marks, segments) = analyze::lifecycle(run, &nodes, end);
-    let (checks, violations) = analyze::violations_and_checks(run, &windows);
+    let (checks, violations) = violations::violations_and_checks(run);
     let latency = analyze::latency_rows(&run.ops, &windows);
-    let excerpts = analyze::excerpts(run, &windows, &violations);
+    let excerpts = analyze::excerpts(run, &violations);
     let versions = analyze::versions(run);
     let doc = data::document(
         &run.ops,
@@ -305,7 +307,7 @@ fn faults(m: &Model) -> Markup {
                             tr class={ @if f["outcome"].as_str().is_some_and(|o| o != "ok") { "skipped" } } {
                                 td.num { (secs(f["time"].as_u64().unwrap_or(0))) }
                                 td { (show(&f["step"])) }
-                                td { (analyze::fault_label(f)) }
+                                td { (fault_log::fault_label(f)) }
                                 td { (show(&f["phase"])) }
                                 td.trig { (show(&f["trigger"])) }
                                 td { (show(&f["outcome"])) }
@@ -534,7 +536,7 @@ fn op_table(op: &Op) -> Markup {
 }
 
 fn violation_svg(ops: &[Op], v: &Violation) -> Markup {
-    let (chosen, start, end) = analyze::neighbourhood(ops, v, 10);
+    let (chosen, start, end) = violations::neighbourhood(ops, v, 10);
     if chosen.is_empty() {
         return html! { p.muted { "The operations of this violation are not in history.jsonl." } };
     }

@@ -1,0 +1,174 @@
+//! Reading faults.jsonl back: when each fault was in force, and what to call it. The report
+//! draws these windows, and the checks lay a lost write on the fault that lost it.
+
+use serde_json::Value;
+
+/// A fault from its application to its undo (or the end of the run).
+#[derive(Clone, Debug)]
+pub struct Window {
+    pub start: u64,
+    pub end: u64,
+    pub action: String,
+    pub label: String,
+    pub targets: Vec<String>,
+    /// Index of the apply event in faults.jsonl.
+    pub event: usize,
+}
+
+/// The nodes an event names.
+pub fn targets(f: &Value) -> Vec<String> {
+    f["targets"]
+        .as_array()
+        .map(|t| t.iter().map(show).collect())
+        .unwrap_or_default()
+}
+
+/// Whether an event of faults.jsonl applied.
+pub fn ok(f: &Value) -> bool {
+    f["outcome"].as_str() == Some("ok")
+}
+
+/// Fault label: `partition isolate etcd2`, `kill etcd1`.
+pub fn fault_label(f: &Value) -> String {
+    let mut s = show(&f["action"]);
+    for extra in [f["mode"].as_str(), f["offset"].as_str()]
+        .into_iter()
+        .flatten()
+    {
+        s.push(' ');
+        s.push_str(extra);
+    }
+    let t = targets(f);
+    if !t.is_empty() {
+        s.push(' ');
+        s.push_str(&t.join(", "));
+    }
+    s
+}
+
+const INSTANT: [&str; 5] = ["heal", "unpause", "start", "restart", "restore-clock"];
+
+/// Each fault that applied, from its application to its undo (or the final heal, or `end`).
+pub fn windows(faults: &[Value], end: u64) -> Vec<Window> {
+    let final_heal = faults
+        .iter()
+        .filter(|f| f["phase"] == "final-heal")
+        .filter_map(|f| f["time"].as_u64())
+        .min();
+    let mut out = Vec::new();
+    for (i, f) in faults.iter().enumerate() {
+        if f["phase"] != "apply" || !ok(f) {
+            continue;
+        }
+        let action = show(&f["action"]);
+        if INSTANT.contains(&action.as_str()) {
+            continue;
+        }
+        let start = f["started"]
+            .as_u64()
+            .or(f["time"].as_u64())
+            .unwrap_or(0)
+            .min(f["time"].as_u64().unwrap_or(u64::MAX));
+        let t = targets(f);
+        let undo = faults[i + 1..]
+            .iter()
+            .find(|u| u["phase"] == "undo" && u["step"] == f["step"] && targets(u) == t)
+            .and_then(|u| u["time"].as_u64());
+        let healed_at_end = matches!(action.as_str(), "partition" | "pause" | "clock-skew");
+        let stop = undo
+            .or(if healed_at_end { final_heal } else { None })
+            .unwrap_or(end)
+            .max(start);
+        out.push(Window {
+            start,
+            end: stop,
+            label: fault_label(f),
+            action,
+            targets: t,
+            event: i,
+        });
+    }
+    out
+}
+
+/// A field as text: strings without quotes.
+fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// The fault that lost a write acknowledged at `acked` by `node`: the first fault on that node
+/// after the acknowledgement (a later one found the write already gone), else the first fault on
+/// any node after it, else the last one before it. `before`: only faults that began by then.
+pub fn fault_that_lost(
+    windows: &[Window],
+    acked: u64,
+    node: Option<&str>,
+    before: Option<u64>,
+) -> Option<String> {
+    let after = |w: &&Window| w.start >= acked && before.is_none_or(|b| w.start <= b);
+    let on_node = |w: &&Window| node.is_some_and(|n| w.targets.iter().any(|t| t == n));
+    windows
+        .iter()
+        .filter(after)
+        .find(on_node)
+        .or_else(|| windows.iter().find(after))
+        .or_else(|| windows.iter().rfind(|w| w.start <= acked))
+        .map(|w| format!("{} at {:.3} s", w.label, w.start as f64 / 1e9))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(start: u64, label: &str, target: &str) -> Window {
+        Window {
+            start,
+            end: start + 10,
+            action: "kill".into(),
+            label: label.into(),
+            targets: vec![target.into()],
+            event: 0,
+        }
+    }
+
+    /// The write's own node's first crash after the acknowledgement lost it, not the last
+    /// crash of the run nor a crash of another node in between.
+    #[test]
+    fn a_lost_write_is_laid_on_the_first_fault_on_its_node_after_it() {
+        let windows = [
+            window(5_000_000_000, "kill redis1", "redis1"),
+            window(20_000_000_000, "kill redis2", "redis2"),
+            window(30_000_000_000, "kill redis1", "redis1"),
+            window(50_000_000_000, "kill redis1", "redis1"),
+        ];
+        let at = |f: Option<String>| f.unwrap();
+        assert_eq!(
+            at(fault_that_lost(
+                &windows,
+                10_000_000_000,
+                Some("redis1"),
+                None
+            )),
+            "kill redis1 at 30.000 s"
+        );
+        // Unknown node: the first fault after it.
+        assert_eq!(
+            at(fault_that_lost(&windows, 10_000_000_000, None, None)),
+            "kill redis2 at 20.000 s"
+        );
+        // No fault after it: the last one before.
+        assert_eq!(
+            at(fault_that_lost(
+                &windows,
+                60_000_000_000,
+                Some("redis1"),
+                None
+            )),
+            "kill redis1 at 50.000 s"
+        );
+    }
+}
