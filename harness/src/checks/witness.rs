@@ -64,6 +64,8 @@ pub struct Lost {
 }
 
 /// One witness, tagged by `kind` in result.json.
+// A few per check, made once: their size does not matter, boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Witness {
