@@ -277,17 +277,15 @@ async fn play(
         ready_started.elapsed().as_secs_f64(),
         cluster.names().join(", ")
     );
-    let result = drive(
+    let stage = Stage {
         loaded,
-        &cluster,
+        cluster: &cluster,
         run_dir,
         run_start,
         plan,
-        proxy_rx,
-        workload_started,
         interrupt,
-    )
-    .await;
+    };
+    let result = drive(stage, proxy_rx, workload_started).await;
     // Every way out of the run goes through here (errors included); Ctrl-C cancels the
     // workload, never this.
     let teardown = match Arc::try_unwrap(cluster) {
@@ -299,19 +297,55 @@ async fn play(
     Ok(())
 }
 
-// Each argument is one part of the run that `play` set up.
-#[allow(clippy::too_many_arguments)]
-async fn drive(
-    loaded: &LoadedScenario,
-    cluster: &Arc<Cluster>,
-    run_dir: &Path,
+/// The parts of one run that `play` set up and `drive` plays.
+struct Stage<'a> {
+    loaded: &'a LoadedScenario,
+    cluster: &'a Arc<Cluster>,
+    run_dir: &'a Path,
     run_start: Instant,
-    plan: &Plan,
-    mut proxy_events: tokio::sync::mpsc::UnboundedReceiver<crate::faults::proxy::ProxyEvent>,
-    workload_started: &std::sync::OnceLock<u64>,
+    plan: &'a Plan,
     interrupt: CancellationToken,
+}
+
+/// From a ready cluster to a complete history: the adapter, the recorder and fault engine, the
+/// workload with its faults, then the final phase (heal, settle, final reads, lookups).
+async fn drive(
+    stage: Stage<'_>,
+    proxy_events: tokio::sync::mpsc::UnboundedReceiver<crate::faults::proxy::ProxyEvent>,
+    workload_started: &std::sync::OnceLock<u64>,
 ) -> Result<()> {
-    let spec = &loaded.spec;
+    let Some(adapter) = connect_adapter(&stage).await? else {
+        return Ok(());
+    };
+    let io = |e: std::io::Error| HarnessError::infra(format!("cannot write the run folder: {e}"));
+    let run_dir = stage.run_dir;
+    let recorder =
+        Arc::new(Recorder::create(&run_dir.join("history.jsonl"), stage.run_start).map_err(io)?);
+    let fault_log = Arc::new(JsonlWriter::create(&run_dir.join("faults.jsonl")).map_err(io)?);
+    let engine = Arc::new(FaultEngine::new(
+        stage.cluster.clone(),
+        adapter.clone(),
+        recorder.clone(),
+        fault_log,
+    ));
+    let _proxy_task = log_proxy_effects(engine.clone(), proxy_events);
+    let config = Arc::new(workload_config(&stage, adapter.as_ref()));
+    let spec = &stage.loaded.spec;
+    if spec
+        .checks
+        .iter()
+        .any(|c| matches!(c.value, crate::scenario::CheckSpec::ConditionalWrites(_)))
+    {
+        probe(adapter.as_ref(), &config.nodes[0], config.timeout, run_dir).await?;
+    }
+    play_workload(&stage, &engine, &config, workload_started).await?;
+    final_phase(&stage, &engine, &config).await;
+    Ok(())
+}
+
+/// The system's adapter, once the cluster is ready for the workload; None when interrupted.
+async fn connect_adapter(stage: &Stage<'_>) -> Result<Option<Arc<dyn systems::SystemAdapter>>> {
+    let spec = &stage.loaded.spec;
     let info = systems::lookup(&spec.system.value)
         .ok_or_else(|| HarnessError::BadInput(format!("unknown system {}", spec.system.value)))?;
     let settings = AdapterSettings {
@@ -323,31 +357,27 @@ async fn drive(
         connect_timeout: Duration::from_secs(1),
         s3: spec.s3.clone(),
     };
-    let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(cluster, &settings));
+    let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(stage.cluster, &settings));
     // The system's readiness budget: an Ozone cluster is serviceable only once an OM leads
     // and the SCM has left safe mode, well after its ports answer on a busy machine.
     tokio::select! {
         r = adapter.prepare(info.ready_within.max(Duration::from_secs(60))) => r.map_err(|e| HarnessError::infra(format!(
             "the cluster is up but not ready for the workload: {e}"
         )))?,
-        _ = interrupt.cancelled() => return Ok(()),
+        _ = stage.interrupt.cancelled() => return Ok(None),
     }
-    let io = |e: std::io::Error| HarnessError::infra(format!("cannot write the run folder: {e}"));
-    let recorder =
-        Arc::new(Recorder::create(&run_dir.join("history.jsonl"), run_start).map_err(io)?);
-    let fault_log = Arc::new(JsonlWriter::create(&run_dir.join("faults.jsonl")).map_err(io)?);
-    let engine = Arc::new(FaultEngine::new(
-        cluster.clone(),
-        adapter.clone(),
-        recorder.clone(),
-        fault_log,
-    ));
-    // What the proxies did to single requests goes into faults.jsonl as it happens.
-    let proxy_log = engine.clone();
-    let _proxy_task = AbortOnDrop(tokio::spawn(async move {
+    Ok(Some(adapter))
+}
+
+/// What the proxies did to single requests goes into faults.jsonl as it happens.
+fn log_proxy_effects(
+    engine: Arc<FaultEngine>,
+    mut proxy_events: tokio::sync::mpsc::UnboundedReceiver<crate::faults::proxy::ProxyEvent>,
+) -> AbortOnDrop {
+    AbortOnDrop(tokio::spawn(async move {
         while let Some(event) = proxy_events.recv().await {
-            let now = proxy_log.recorder.now();
-            proxy_log.record(FaultEvent {
+            let now = engine.recorder.now();
+            engine.record(FaultEvent {
                 time: now,
                 started: now,
                 step: None,
@@ -362,69 +392,76 @@ async fn drive(
                 offset: None,
             });
         }
-    }));
-    let workload_nodes = spec
-        .workload
+    }))
+}
+
+/// The workload's shape from the scenario, on the nodes the scenario or the adapter names.
+fn workload_config(stage: &Stage<'_>, adapter: &dyn systems::SystemAdapter) -> WorkloadConfig {
+    let workload = &stage.loaded.spec.workload;
+    let nodes = workload
         .nodes
         .as_ref()
         .map(|n| n.value.clone())
         .or_else(|| adapter.client_nodes())
-        .unwrap_or_else(|| cluster.names());
-    let config = Arc::new(WorkloadConfig {
-        kind: spec.workload.kind.value,
-        processes: spec.workload.processes,
-        keys: spec.workload.keys,
-        rate: spec.workload.rate.0,
-        duration: spec.workload.duration.0,
-        timeout: spec.workload.timeout.0,
-        nodes: workload_nodes,
-        seed: plan.seed,
+        .unwrap_or_else(|| stage.cluster.names());
+    WorkloadConfig {
+        kind: workload.kind.value,
+        processes: workload.processes,
+        keys: workload.keys,
+        rate: workload.rate.0,
+        duration: workload.duration.0,
+        timeout: workload.timeout.0,
+        nodes,
+        seed: stage.plan.seed,
         created: Default::default(),
-        mix: spec
-            .workload
+        mix: workload
             .mix
             .as_ref()
             .map_or(crate::scenario::S3Mix::DEFAULT, |m| m.value),
-        burst: spec.workload.burst,
-        duplicate_after: spec.workload.duplicate_after.map(|d| d.0),
-        stream_length: spec.workload.stream.as_ref().map_or_else(
+        burst: workload.burst,
+        duplicate_after: workload.duplicate_after.map(|d| d.0),
+        stream_length: workload.stream.as_ref().map_or_else(
             || crate::scenario::StreamSpec::default().length,
             |s| s.value.length,
         ),
-    });
-    if spec
-        .checks
-        .iter()
-        .any(|c| matches!(c.value, crate::scenario::CheckSpec::ConditionalWrites(_)))
-    {
-        probe(adapter.as_ref(), &config.nodes[0], config.timeout, run_dir).await?;
     }
+}
 
-    let stop_faults = interrupt.child_token();
+/// The workload, with the fault steps and the progress line beside it; returns once the
+/// workload and every fault task have ended.
+async fn play_workload(
+    stage: &Stage<'_>,
+    engine: &Arc<FaultEngine>,
+    config: &Arc<WorkloadConfig>,
+    workload_started: &std::sync::OnceLock<u64>,
+) -> Result<()> {
+    let spec = &stage.loaded.spec;
+    let recorder = &engine.recorder;
+    let stop_faults = stage.interrupt.child_token();
     let workload_start = Instant::now();
     // On the history's clock: where a replay's `at:` times count from.
     let _ = workload_started.set(recorder.now());
     let steps: Vec<_> = spec.faults.iter().map(|s| &s.value).collect();
-    let fault_tasks = engine.spawn_steps(&steps, plan, workload_start, stop_faults.clone());
+    let fault_tasks = engine.spawn_steps(&steps, stage.plan, workload_start, stop_faults.clone());
     let workload = workloads::for_scenario(&spec.workload);
-    eprintln!("workload: {}", workload.describe(&config));
+    eprintln!("workload: {}", workload.describe(config));
     // After the lines above, so the redrawn line does not tear them; stopped on every way out.
     let stop_progress = CancellationToken::new();
     let _stop_progress_on_error = stop_progress.clone().drop_guard();
     let progress = tokio::spawn(crate::progress::show(
         engine.clone(),
         recorder.clone(),
-        plan.clone(),
+        stage.plan.clone(),
         config.duration,
         workload_start,
         stop_progress.clone(),
     ));
     let context = workloads::WorkloadContext {
-        adapter: adapter.clone(),
+        adapter: engine.adapter.clone(),
         recorder: recorder.clone(),
         config: config.clone(),
-        run_dir: run_dir.to_path_buf(),
-        cancel: interrupt.clone(),
+        run_dir: stage.run_dir.to_path_buf(),
+        cancel: stage.interrupt.clone(),
     };
     workload.play(context).await?;
     stop_progress.cancel();
@@ -433,29 +470,37 @@ async fn drive(
     for task in fault_tasks {
         let _ = task.await;
     }
-    // Before the final heal starts them again: which nodes went down on their own. Asked again
-    // after settling: a JVM that decided to terminate may take a minute to exit.
-    let mut exits_seen = BTreeSet::new();
-    record_self_exits(&engine, cluster, &run_dir.join("logs"), &mut exits_seen).await;
+    Ok(())
+}
 
+/// After the workload: which nodes went down on their own, the final heal, the settle, the
+/// final reads and the per-node lookups a converge check asks for.
+async fn final_phase(stage: &Stage<'_>, engine: &Arc<FaultEngine>, config: &WorkloadConfig) {
+    let (cluster, interrupt, spec) = (stage.cluster, &stage.interrupt, &stage.loaded.spec);
+    let logs = stage.run_dir.join("logs");
+    // Before the final heal starts them again. Asked again after settling: a JVM that decided
+    // to terminate may take a minute to exit.
+    let mut exits_seen = BTreeSet::new();
+    record_self_exits(engine, cluster, &logs, &mut exits_seen).await;
     if interrupt.is_cancelled() {
-        heal(&engine, cluster).await;
-        return Ok(());
+        heal(engine, cluster).await;
+        return;
     }
     let final_phase = &spec.final_phase;
     if final_phase.heal {
-        heal(&engine, cluster).await;
+        heal(engine, cluster).await;
     }
     tokio::select! {
         _ = tokio::time::sleep(final_phase.settle.0) => {}
-        _ = interrupt.cancelled() => return Ok(()),
+        _ = interrupt.cancelled() => return,
     }
-    record_self_exits(&engine, cluster, &run_dir.join("logs"), &mut exits_seen).await;
+    record_self_exits(engine, cluster, &logs, &mut exits_seen).await;
+    let adapter = engine.adapter.as_ref();
     if final_phase.reads && config.kind != crate::scenario::WorkloadKind::Fencing {
         let first = u64::from(config.processes) * 1_000_000;
         tokio::select! {
-            _ = workloads::final_reads(adapter.as_ref(), &recorder, &config, first) => {}
-            _ = interrupt.cancelled() => return Ok(()),
+            _ = workloads::final_reads(adapter, &engine.recorder, config, first) => {}
+            _ = interrupt.cancelled() => return,
         }
     }
     // Per-node lookups move leadership around: only when a converge check asks for them.
@@ -463,13 +508,12 @@ async fn drive(
         .checks
         .iter()
         .any(|c| matches!(&c.value, crate::scenario::CheckSpec::Converge(c) if c.lookups));
-    let keys = workloads::touched_keys(&config);
+    let keys = workloads::touched_keys(config);
     let lookup_keys = wants_lookups.then_some(keys.as_slice());
-    crate::checks::converge::record(adapter.as_ref(), run_dir, lookup_keys).await;
-    if loaded.uses_chaosfs() {
-        merge_chaosfs_logs(&engine, cluster, loaded).await;
+    crate::checks::converge::record(adapter, stage.run_dir, lookup_keys).await;
+    if stage.loaded.uses_chaosfs() {
+        merge_chaosfs_logs(engine, cluster, stage.loaded).await;
     }
-    Ok(())
 }
 
 /// The conditional-write probe (chaos-s3's) against the store, before the workload:
