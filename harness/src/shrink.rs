@@ -76,6 +76,33 @@ pub async fn shrink(
     options: &ShrinkOptions,
     interrupt: CancellationToken,
 ) -> Result<i32> {
+    let (run, dir) = open_run(run_dir, options)?;
+    print_recorded(&run);
+    let mut s = Shrinker {
+        run: &run,
+        options,
+        dir,
+        interrupt,
+        search_budget: options.runs.saturating_sub(options.confirm).max(1),
+        used: 0,
+        trials: Vec::new(),
+        best: run.schedule.clone(),
+        best_record: (0, 0),
+        reduced: false,
+        interrupted: false,
+    };
+    let baseline = s
+        .try_candidate(run.schedule.clone(), "the recorded schedule, replayed")
+        .await;
+    if baseline != Tried::Fails {
+        return s.not_reproduced(baseline);
+    }
+    let finished = s.search().await;
+    s.conclude(finished).await
+}
+
+/// The run to shrink, and its fresh shrink/ folder.
+fn open_run(run_dir: &Path, options: &ShrinkOptions) -> Result<(RecordedRun, PathBuf)> {
     if options.need == 0 || options.need > options.repeats {
         return Err(HarnessError::BadInput(format!(
             "--need {} of --repeats {}: need must be between 1 and repeats",
@@ -96,7 +123,11 @@ pub async fn shrink(
     }
     std::fs::create_dir_all(&dir)
         .map_err(|e| HarnessError::infra(format!("cannot create {}: {e}", dir.display())))?;
+    Ok((run, dir))
+}
 
+/// The recorded schedule, and the head of the table of trials.
+fn print_recorded(run: &RecordedRun) {
     println!(
         "shrinking {} (seed {}): {} fault steps, workload {}; the failure to keep: {}",
         run.name,
@@ -112,96 +143,86 @@ pub async fn shrink(
         "\n{:>5}  {:>5}  {:>6}  {:<34}  candidate",
         "trial", "steps", "failed", "workload"
     );
-    let mut s = Shrinker {
-        run: &run,
-        options,
-        dir: dir.clone(),
-        interrupt,
-        search_budget: options.runs.saturating_sub(options.confirm).max(1),
-        used: 0,
-        trials: Vec::new(),
-        best: run.schedule.clone(),
-        best_record: (0, 0),
-        reduced: false,
-        interrupted: false,
-    };
-    let baseline = s
-        .try_candidate(run.schedule.clone(), "the recorded schedule, replayed")
-        .await;
-    if baseline != Tried::Fails {
-        let conclusion = if s.interrupted {
+}
+
+impl Shrinker<'_> {
+    /// The recorded schedule did not fail again (or could not be played): say so and stop.
+    fn not_reproduced(&self, baseline: Tried) -> Result<i32> {
+        let conclusion = if self.interrupted {
             "interrupted before the recorded schedule was replayed".to_string()
         } else if baseline == Tried::Stopped {
             "the budget ran out before the recorded schedule was replayed".to_string()
         } else {
             format!(
                 "the failure did not reproduce: the recorded schedule passed {} of {} replays",
-                s.best_record.1 - s.best_record.0,
-                s.best_record.1
+                self.best_record.1 - self.best_record.0,
+                self.best_record.1
             )
         };
         println!("\n{conclusion}");
-        s.write_summary(&conclusion, None)?;
-        return Ok(if s.interrupted {
+        self.write_summary(&conclusion, None)?;
+        Ok(if self.interrupted {
             EXIT_INTERRUPTED
         } else if baseline == Tried::Stopped {
             EXIT_UNKNOWN
         } else {
             EXIT_OK
-        });
+        })
     }
-    let finished = s.search().await;
-    let minimal_path = dir.join("minimal.yaml");
-    let header = format!(
-        "# The smallest schedule `chaos shrink` found that still fails {} ({}).\n\
-         # Recorded run: {}\n",
-        run.failed_checks.join(", "),
-        if s.reduced {
-            "reduced from the recorded one"
+
+    /// Writes minimal.yaml, plays it `--confirm` times, and says how it ended.
+    async fn conclude(&mut self, finished: bool) -> Result<i32> {
+        let run = self.run;
+        let minimal_path = self.dir.join("minimal.yaml");
+        let header = format!(
+            "# The smallest schedule `chaos shrink` found that still fails {} ({}).\n\
+             # Recorded run: {}\n",
+            run.failed_checks.join(", "),
+            if self.reduced {
+                "reduced from the recorded one"
+            } else {
+                "the recorded one"
+            },
+            run.dir.display()
+        );
+        let text = run.scenario_text(&self.best, &header);
+        std::fs::write(&minimal_path, &text)
+            .map_err(|e| HarnessError::infra(format!("cannot write minimal.yaml: {e}")))?;
+        if !self.interrupted {
+            self.confirm(&minimal_path).await;
+        }
+        let (failures, plays) = self.best_record;
+        let (kept, recorded) = (self.best.steps.len(), run.schedule.steps.len());
+        let out_of_budget = !self.reduced && !finished;
+        let conclusion = if self.interrupted {
+            format!(
+                "interrupted: the smallest failing schedule so far has {kept} of {recorded} steps; reproduced {failures} of {plays}"
+            )
+        } else if out_of_budget {
+            format!(
+                "the budget of {} runs ran out before any reduction; the recorded schedule reproduced {failures} of {plays}",
+                self.options.runs
+            )
         } else {
-            "the recorded one"
-        },
-        run.dir.display()
-    );
-    let text = run.scenario_text(&s.best, &header);
-    std::fs::write(&minimal_path, &text)
-        .map_err(|e| HarnessError::infra(format!("cannot write minimal.yaml: {e}")))?;
-    if !s.interrupted {
-        s.confirm(&minimal_path).await;
+            format!(
+                "{kept} of {recorded} fault steps still fail, workload {}; reproduced {failures} of {plays}",
+                self.best.workload.describe()
+            )
+        };
+        println!("\n{conclusion}");
+        for step in &self.best.steps {
+            println!("  {}", step.describe());
+        }
+        println!("{}", minimal_path.display());
+        self.write_summary(&conclusion, Some(&minimal_path))?;
+        Ok(if self.interrupted {
+            EXIT_INTERRUPTED
+        } else if out_of_budget {
+            EXIT_UNKNOWN
+        } else {
+            EXIT_VIOLATION
+        })
     }
-    let (failures, plays) = s.best_record;
-    let conclusion = if s.interrupted {
-        format!(
-            "interrupted: the smallest failing schedule so far has {} of {} steps; reproduced {failures} of {plays}",
-            s.best.steps.len(),
-            run.schedule.steps.len()
-        )
-    } else if !s.reduced && !finished {
-        format!(
-            "the budget of {} runs ran out before any reduction; the recorded schedule reproduced {failures} of {plays}",
-            options.runs
-        )
-    } else {
-        format!(
-            "{} of {} fault steps still fail, workload {}; reproduced {failures} of {plays}",
-            s.best.steps.len(),
-            run.schedule.steps.len(),
-            s.best.workload.describe()
-        )
-    };
-    println!("\n{conclusion}");
-    for step in &s.best.steps {
-        println!("  {}", step.describe());
-    }
-    println!("{}", minimal_path.display());
-    s.write_summary(&conclusion, Some(&minimal_path))?;
-    Ok(if s.interrupted {
-        EXIT_INTERRUPTED
-    } else if !s.reduced && !finished {
-        EXIT_UNKNOWN
-    } else {
-        EXIT_VIOLATION
-    })
 }
 
 impl Shrinker<'_> {
