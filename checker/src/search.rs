@@ -98,8 +98,7 @@ impl Explainers {
 const MAX_EXPLAINER_PAIRS: usize = 4_000_000;
 
 impl Explainers {
-    /// For each Observe operation, the Reset operations that could set the state it saw
-    /// (called before it returned), by call time.
+    /// Each list in call order.
     fn new<M: SeqModel>(model: &M, ops: &[SOp], class: &[Class], resets: &[usize]) -> Explainers {
         let n = ops.len();
         let mut start = Vec::with_capacity(n + 1);
