@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use super::{Action, PartitionMode, Scenario, Target};
+use super::{Action, FaultStep, PartitionMode, Scenario, Target};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
@@ -102,6 +102,8 @@ pub fn rng_for(seed: u64, purpose: &str, index: u64) -> ChaCha8Rng {
     rng
 }
 
+/// Draws every random choice of the scenario's fault steps from the seed: the plan a run plays
+/// and plan.json records. Each step has its own stream, so one step's draws never move another's.
 pub fn make_plan(spec: &Scenario, seed: u64) -> Plan {
     let workload_length = spec.workload.duration.0;
     let steps = spec
@@ -116,117 +118,140 @@ pub fn make_plan(spec: &Scenario, seed: u64) -> Plan {
                 .as_ref()
                 .map(|t| t.value.clone())
                 .unwrap_or_default();
-            let firing = |rng: &mut ChaCha8Rng, at: Option<Duration>| {
-                let action = step.actions.0[rng.random_range(0..step.actions.0.len())];
-                let mode = (action == Action::Partition).then(|| {
-                    step.mode
-                        .unwrap_or_else(|| match (&target, step.every.is_some()) {
-                            (Target::Select { role: None, .. }, true) => [
-                                PartitionMode::Isolate,
-                                PartitionMode::Halves,
-                                PartitionMode::MajorityRing,
-                            ][rng.random_range(0..3)],
-                            _ => PartitionMode::Isolate,
-                        })
-                });
-                let hold = step
-                    .duration
-                    .filter(|_| action.undo().is_some())
-                    .map(|d| d.draw(rng));
-                let then = step.then.as_ref().map(|t| FollowUp {
-                    action: t.action,
-                    after: Some(t.after.draw(rng)),
-                });
-                let choice = rng.random();
-                // Drawn last and only for clock-skew, so no other scenario's plan moves.
-                let offset = step
-                    .offset
-                    .filter(|_| action == Action::ClockSkew)
-                    .map(|o| o.draw(rng));
-                Firing {
-                    at,
-                    action,
-                    mode,
-                    hold,
-                    then,
-                    choice,
-                    offset,
-                }
-            };
-            let (trigger, firings) = if let Some(every) = step.every {
-                let mut firings = Vec::new();
-                let mut t = every.draw(&mut rng);
-                while t < workload_length {
-                    firings.push(firing(&mut rng, Some(t)));
-                    t += every.draw(&mut rng);
-                }
-                (format!("every {every}"), firings)
-            } else if let Some(at) = step.at {
-                (format!("at {at}"), vec![firing(&mut rng, Some(at.0))])
-            } else if let Some(after) = &step.after {
-                (
-                    format!("after {} ops", after.ops),
-                    vec![firing(&mut rng, None)],
-                )
-            } else if let Some(on) = &step.on {
-                let node = on
-                    .log
-                    .node
-                    .as_ref()
-                    .map_or("any node", |n| n.value.as_str());
-                (
-                    format!("on log of {node} /{}/", on.log.regex.value),
-                    vec![firing(&mut rng, None)],
-                )
-            } else if let Some(when) = &step.when {
-                let node = when.node.as_ref().map_or("any node", |n| n.value.as_str());
-                (
-                    match (when.role, when.behind) {
-                        (_, Some(by)) => format!("when {node} is more than {by} behind"),
-                        (role, None) => format!(
-                            "when {node} is {:?}",
-                            role.unwrap_or(crate::scenario::Role::Leader)
-                        )
-                        .to_lowercase(),
-                    },
-                    vec![firing(&mut rng, None)],
-                )
-            } else {
-                ("never".to_string(), Vec::new())
-            };
-            let matching = step.matching.as_ref();
-            let params = ActionParams {
-                method: matching.and_then(|m| m.method.clone()),
-                path: matching.and_then(|m| m.path.as_ref().map(|p| p.value.clone())),
-                header: matching
-                    .and_then(|m| m.header.as_ref())
-                    .and_then(|h| h.iter().next().map(|(k, v)| (k.to_lowercase(), v.clone()))),
-                count: step.count,
-                delay: step.delay.map(|d| d.0),
-                jitter: step.jitter.map(|d| d.0),
-                paths: step.paths.as_ref().map(|p| p.value.clone()),
-                errno: step.errno.clone(),
-                fraction: step.fraction,
-                lose_unsynced: step.lose_unsynced.unwrap_or(false),
-                container: step.container,
-                grudge: step.grudge.as_ref().map(|g| {
-                    g.value
-                        .iter()
-                        .map(|(node, drops)| (node.clone(), drops.iter().cloned().collect()))
-                        .collect()
-                }),
-            };
+            let (trigger, firings) = firings(step, &target, &mut rng, workload_length);
             StepPlan {
                 step: i,
                 trigger,
                 target,
                 firings,
-                params,
+                params: action_params(step),
                 optional: step.optional,
             }
         })
         .collect();
     Plan { seed, steps }
+}
+
+/// A step's trigger in words and its firings: one per `every:` draw within the workload, one
+/// for any other trigger, none for a step that never fires.
+fn firings(
+    step: &FaultStep,
+    target: &Target,
+    rng: &mut ChaCha8Rng,
+    workload_length: Duration,
+) -> (String, Vec<Firing>) {
+    let once = |rng: &mut ChaCha8Rng, trigger: String, at: Option<Duration>| {
+        (trigger, vec![draw_firing(step, target, rng, at)])
+    };
+    if let Some(every) = step.every {
+        let mut firings = Vec::new();
+        let mut t = every.draw(rng);
+        while t < workload_length {
+            firings.push(draw_firing(step, target, rng, Some(t)));
+            t += every.draw(rng);
+        }
+        (format!("every {every}"), firings)
+    } else if let Some(at) = step.at {
+        once(rng, format!("at {at}"), Some(at.0))
+    } else if let Some(after) = &step.after {
+        once(rng, format!("after {} ops", after.ops), None)
+    } else if let Some(on) = &step.on {
+        let node = on
+            .log
+            .node
+            .as_ref()
+            .map_or("any node", |n| n.value.as_str());
+        once(
+            rng,
+            format!("on log of {node} /{}/", on.log.regex.value),
+            None,
+        )
+    } else if let Some(when) = &step.when {
+        let node = when.node.as_ref().map_or("any node", |n| n.value.as_str());
+        let trigger = match (when.role, when.behind) {
+            (_, Some(by)) => format!("when {node} is more than {by} behind"),
+            (role, None) => format!(
+                "when {node} is {:?}",
+                role.unwrap_or(crate::scenario::Role::Leader)
+            )
+            .to_lowercase(),
+        };
+        once(rng, trigger, None)
+    } else {
+        ("never".to_string(), Vec::new())
+    }
+}
+
+/// One firing's draws, in a fixed order (plans of older scenarios must not move): the action,
+/// the partition mode, the hold, the follow-up's delay, the target choice, the clock offset.
+fn draw_firing(
+    step: &FaultStep,
+    target: &Target,
+    rng: &mut ChaCha8Rng,
+    at: Option<Duration>,
+) -> Firing {
+    let action = step.actions.0[rng.random_range(0..step.actions.0.len())];
+    let mode = (action == Action::Partition).then(|| {
+        step.mode
+            .unwrap_or_else(|| match (target, step.every.is_some()) {
+                (Target::Select { role: None, .. }, true) => [
+                    PartitionMode::Isolate,
+                    PartitionMode::Halves,
+                    PartitionMode::MajorityRing,
+                ][rng.random_range(0..3)],
+                _ => PartitionMode::Isolate,
+            })
+    });
+    let hold = step
+        .duration
+        .filter(|_| action.undo().is_some())
+        .map(|d| d.draw(rng));
+    let then = step.then.as_ref().map(|t| FollowUp {
+        action: t.action,
+        after: Some(t.after.draw(rng)),
+    });
+    let choice = rng.random();
+    // Drawn last and only for clock-skew, so no other scenario's plan moves.
+    let offset = step
+        .offset
+        .filter(|_| action == Action::ClockSkew)
+        .map(|o| o.draw(rng));
+    Firing {
+        at,
+        action,
+        mode,
+        hold,
+        then,
+        choice,
+        offset,
+    }
+}
+
+/// What an action needs besides its targets: the request a proxy fault matches, chaosfs's
+/// settings, a partition's exact sides.
+fn action_params(step: &FaultStep) -> ActionParams {
+    let matching = step.matching.as_ref();
+    ActionParams {
+        method: matching.and_then(|m| m.method.clone()),
+        path: matching.and_then(|m| m.path.as_ref().map(|p| p.value.clone())),
+        header: matching
+            .and_then(|m| m.header.as_ref())
+            .and_then(|h| h.iter().next().map(|(k, v)| (k.to_lowercase(), v.clone()))),
+        count: step.count,
+        delay: step.delay.map(|d| d.0),
+        jitter: step.jitter.map(|d| d.0),
+        paths: step.paths.as_ref().map(|p| p.value.clone()),
+        errno: step.errno.clone(),
+        fraction: step.fraction,
+        lose_unsynced: step.lose_unsynced.unwrap_or(false),
+        container: step.container,
+        grudge: step.grudge.as_ref().map(|g| {
+            g.value
+                .iter()
+                .map(|(node, drops)| (node.clone(), drops.iter().cloned().collect()))
+                .collect()
+        }),
+    }
 }
 
 mod opt_nanos {
