@@ -27,37 +27,7 @@ struct Cli {
 enum Command {
     /// Play scenarios against real clusters; exit 0 pass, 1 violation, 2 unknown, 254 bad
     /// scenario, 255 infrastructure failure.
-    Run {
-        #[arg(required_unless_present_any = ["suite", "replay"])]
-        scenarios: Vec<PathBuf>,
-        /// Play a run folder's concrete schedule again: the same steps at the same times on
-        /// the same nodes, with its seed (a schedule drawn by `every:` or `pick:` included).
-        #[arg(long, conflicts_with_all = ["scenarios", "suite", "seed", "scm_ha"])]
-        replay: Option<PathBuf>,
-        /// A suite file: scenarios, each with seeds (see the README's nightly jobs).
-        #[arg(long, conflicts_with_all = ["seed", "repeat"])]
-        suite: Option<PathBuf>,
-        /// With --suite: play only the i-th of n deterministic shares (like 2/3).
-        #[arg(long, requires = "suite")]
-        shard: Option<chaos::suite::Shard>,
-        /// Overrides the scenario's seed (with --repeat, the first of consecutive seeds).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Plays each scenario this many times, with consecutive seeds.
-        #[arg(long, default_value_t = 1)]
-        repeat: u32,
-        /// Where run folders go.
-        #[arg(long, default_value = "reports")]
-        out: PathBuf,
-        /// How long nodes may take to become ready (default: the system's, 120 s; Ozone 300 s).
-        #[arg(long, value_parser = parse_duration)]
-        ready_timeout: Option<Duration>,
-        /// Ozone: play on three SCMs in SCM HA (the scenario's profile + `-scm-ha`, e.g.
-        /// `ozone-scm-ha`) instead of one; the same node names, plus scm2 and scm3. An error
-        /// for a scenario of any other system.
-        #[arg(long)]
-        scm_ha: bool,
-    },
+    Run(RunArgs),
     /// Find the smallest fault schedule that still fails a run's check, by playing smaller
     /// ones (each a real run under RUN_DIR/shrink/); writes RUN_DIR/shrink/minimal.yaml.
     /// Exit 1: the minimal schedule still fails; 0: the failure did not reproduce; 2: the
@@ -121,32 +91,68 @@ enum Command {
     /// Remove containers, networks and volumes left by runs that are no longer alive.
     Clean,
     /// Measure the harness on a real etcd cluster (ready time, trigger latency, cost per op).
-    Bench {
-        #[arg(long, default_value_t = 5)]
-        ready_trials: usize,
-        #[arg(long, default_value_t = 50)]
-        trigger_trials: usize,
-        #[arg(long, default_value_t = 15)]
-        workload_seconds: u64,
-        #[arg(long, default_value = "docker-compose.yml")]
-        compose: PathBuf,
-        /// Measure the s3-object workload against an object store instead (operations per
-        /// second, latency percentiles, the harness's CPU per operation; no faults).
-        #[arg(long)]
-        s3: bool,
-        /// With --s3: the store, a compose profile: s3s-fs (1 node) or garage (3 nodes).
-        #[arg(long, default_value = "s3s-fs")]
-        store: String,
-        /// With --s3: processes and target rate.
-        #[arg(long, default_value_t = 16)]
-        processes: u32,
-        #[arg(long, default_value_t = 4000.0)]
-        rate: f64,
-        /// Measure the Ozone profile instead: created -> healthy -> serviceable (OM leader, SCM
-        /// out of safe mode, a pipeline open), and each node's JVM resident memory.
-        #[arg(long, conflicts_with = "s3")]
-        ozone: bool,
-    },
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    #[arg(required_unless_present_any = ["suite", "replay"])]
+    scenarios: Vec<PathBuf>,
+    /// Play a run folder's concrete schedule again: the same steps at the same times on
+    /// the same nodes, with its seed (a schedule drawn by `every:` or `pick:` included).
+    #[arg(long, conflicts_with_all = ["scenarios", "suite", "seed", "scm_ha"])]
+    replay: Option<PathBuf>,
+    /// A suite file: scenarios, each with seeds (see the README's nightly jobs).
+    #[arg(long, conflicts_with_all = ["seed", "repeat"])]
+    suite: Option<PathBuf>,
+    /// With --suite: play only the i-th of n deterministic shares (like 2/3).
+    #[arg(long, requires = "suite")]
+    shard: Option<chaos::suite::Shard>,
+    /// Overrides the scenario's seed (with --repeat, the first of consecutive seeds).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Plays each scenario this many times, with consecutive seeds.
+    #[arg(long, default_value_t = 1)]
+    repeat: u32,
+    /// Where run folders go.
+    #[arg(long, default_value = "reports")]
+    out: PathBuf,
+    /// How long nodes may take to become ready (default: the system's, 120 s; Ozone 300 s).
+    #[arg(long, value_parser = parse_duration)]
+    ready_timeout: Option<Duration>,
+    /// Ozone: play on three SCMs in SCM HA (the scenario's profile + `-scm-ha`, e.g.
+    /// `ozone-scm-ha`) instead of one; the same node names, plus scm2 and scm3. An error
+    /// for a scenario of any other system.
+    #[arg(long)]
+    scm_ha: bool,
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    #[arg(long, default_value_t = 5)]
+    ready_trials: usize,
+    #[arg(long, default_value_t = 50)]
+    trigger_trials: usize,
+    #[arg(long, default_value_t = 15)]
+    workload_seconds: u64,
+    #[arg(long, default_value = "docker-compose.yml")]
+    compose: PathBuf,
+    /// Measure the s3-object workload against an object store instead (operations per
+    /// second, latency percentiles, the harness's CPU per operation; no faults).
+    #[arg(long)]
+    s3: bool,
+    /// With --s3: the store, a compose profile: s3s-fs (1 node) or garage (3 nodes).
+    #[arg(long, default_value = "s3s-fs")]
+    store: String,
+    /// With --s3: processes and target rate.
+    #[arg(long, default_value_t = 16)]
+    processes: u32,
+    #[arg(long, default_value_t = 4000.0)]
+    rate: f64,
+    /// Measure the Ozone profile instead: created -> healthy -> serviceable (OM leader, SCM
+    /// out of safe mode, a pipeline open), and each node's JVM resident memory.
+    #[arg(long, conflicts_with = "s3")]
+    ozone: bool,
 }
 
 #[derive(Subcommand)]
@@ -188,45 +194,7 @@ fn main() -> ExitCode {
 
 async fn dispatch(cli: Cli) -> i32 {
     let result = match cli.command {
-        Command::Run {
-            scenarios,
-            suite,
-            shard,
-            seed,
-            repeat,
-            out,
-            ready_timeout,
-            scm_ha,
-            replay,
-        } => {
-            let load = scenario::LoadOptions { scm_ha };
-            if let Some(run_dir) = replay {
-                return match replay_run(&run_dir, repeat, out, ready_timeout).await {
-                    Ok(code) => code,
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        e.exit_code()
-                    }
-                };
-            }
-            match suite {
-                Some(file) => match chaos::suite::plays(&file, shard) {
-                    Ok(plays) => {
-                        let paths: Vec<PathBuf> =
-                            plays.iter().map(|p| p.scenario.clone()).collect();
-                        let seeds = plays.iter().map(|p| (Some(p.seed), p.expect)).collect();
-                        let code =
-                            run_many(&paths, Some(seeds), seed, repeat, out, ready_timeout, load)
-                                .await;
-                        code.map(|c| c.held_to(&plays))
-                    }
-                    Err(e) => Err(e),
-                },
-                None => run_many(&scenarios, None, seed, repeat, out, ready_timeout, load)
-                    .await
-                    .map(|c| c.worst),
-            }
-        }
+        Command::Run(args) => run_command(args).await,
         Command::Shrink {
             run_dir,
             runs,
@@ -254,20 +222,7 @@ async fn dispatch(cli: Cli) -> i32 {
         Command::Lint { scenarios, scm_ha } => {
             Ok(lint(&scenarios, scenario::LoadOptions { scm_ha }))
         }
-        Command::Report { run_dir, index } => match (run_dir, index) {
-            (_, Some(dir)) => report::render_index(&dir).map(|runs| {
-                println!("{} ({} runs)", dir.join("index.html").display(), runs.len());
-                EXIT_OK
-            }),
-            (Some(run_dir), None) => report::render(&run_dir).map(|line| {
-                println!("{line}");
-                println!("{}", run_dir.join("index.html").display());
-                EXIT_OK
-            }),
-            (None, None) => Err(HarnessError::BadInput(
-                "chaos report RUN_DIR or --index DIR".into(),
-            )),
-        },
+        Command::Report { run_dir, index } => report_command(run_dir, index),
         Command::Images {
             command:
                 ImagesCommand::Build {
@@ -277,32 +232,7 @@ async fn dispatch(cli: Cli) -> i32 {
                 },
         } => build_images(&compose, &profiles, force).await,
         Command::Clean => clean().await,
-        Command::Bench {
-            ready_trials,
-            trigger_trials,
-            workload_seconds,
-            compose,
-            s3,
-            store,
-            processes,
-            rate,
-            ozone,
-        } => {
-            if ozone {
-                bench::run_ozone(&compose).await.map(|_| EXIT_OK)
-            } else if s3 {
-                bench::run_s3(&compose, &store, workload_seconds, processes, rate)
-                    .await
-                    .map(|_| EXIT_OK)
-            } else {
-                let options = bench::BenchOptions {
-                    ready_trials,
-                    trigger_trials,
-                    workload_seconds,
-                };
-                bench::run(&compose, &options).await.map(|_| EXIT_OK)
-            }
-        }
+        Command::Bench(args) => bench_command(args).await,
     };
     match result {
         Ok(code) => code,
@@ -311,6 +241,73 @@ async fn dispatch(cli: Cli) -> i32 {
             e.exit_code()
         }
     }
+}
+
+/// `chaos run`: scenarios, a suite, or a run folder's schedule again (`--replay`).
+async fn run_command(args: RunArgs) -> error::Result<i32> {
+    let RunArgs {
+        scenarios,
+        replay,
+        suite,
+        shard,
+        seed,
+        repeat,
+        out,
+        ready_timeout,
+        scm_ha,
+    } = args;
+    let load = scenario::LoadOptions { scm_ha };
+    if let Some(run_dir) = replay {
+        return replay_run(&run_dir, repeat, out, ready_timeout).await;
+    }
+    match suite {
+        Some(file) => {
+            let plays = chaos::suite::plays(&file, shard)?;
+            let paths: Vec<PathBuf> = plays.iter().map(|p| p.scenario.clone()).collect();
+            let seeds = plays.iter().map(|p| (Some(p.seed), p.expect)).collect();
+            let code = run_many(&paths, Some(seeds), seed, repeat, out, ready_timeout, load).await;
+            code.map(|c| c.held_to(&plays))
+        }
+        None => run_many(&scenarios, None, seed, repeat, out, ready_timeout, load)
+            .await
+            .map(|c| c.worst),
+    }
+}
+
+/// `chaos report`: one run folder's page, or the index over a folder of runs.
+fn report_command(run_dir: Option<PathBuf>, index: Option<PathBuf>) -> error::Result<i32> {
+    match (run_dir, index) {
+        (_, Some(dir)) => report::render_index(&dir).map(|runs| {
+            println!("{} ({} runs)", dir.join("index.html").display(), runs.len());
+            EXIT_OK
+        }),
+        (Some(run_dir), None) => report::render(&run_dir).map(|line| {
+            println!("{line}");
+            println!("{}", run_dir.join("index.html").display());
+            EXIT_OK
+        }),
+        (None, None) => Err(HarnessError::BadInput(
+            "chaos report RUN_DIR or --index DIR".into(),
+        )),
+    }
+}
+
+/// `chaos bench`: the harness on etcd, the s3-object workload on a store, or Ozone's start.
+async fn bench_command(args: BenchArgs) -> error::Result<i32> {
+    if args.ozone {
+        bench::run_ozone(&args.compose).await?;
+    } else if args.s3 {
+        let (seconds, processes, rate) = (args.workload_seconds, args.processes, args.rate);
+        bench::run_s3(&args.compose, &args.store, seconds, processes, rate).await?;
+    } else {
+        let options = bench::BenchOptions {
+            ready_trials: args.ready_trials,
+            trigger_trials: args.trigger_trials,
+            workload_seconds: args.workload_seconds,
+        };
+        bench::run(&args.compose, &options).await?;
+    }
+    Ok(EXIT_OK)
 }
 
 fn lint(paths: &[PathBuf], options: scenario::LoadOptions) -> i32 {
