@@ -117,6 +117,16 @@ impl Witness {
         }
     }
 
+    /// When the violation showed: the stale or incomplete read's invocation.
+    fn seen_at(&self) -> Option<u64> {
+        match self {
+            Witness::StaleRead { read, .. } | Witness::MissingAdds { read, .. } => {
+                Some(read.invoke_time)
+            }
+            _ => None,
+        }
+    }
+
     /// The sentence result.json's summary gives, when the witness has one.
     pub fn message(&self) -> Option<&str> {
         match self {
@@ -144,7 +154,7 @@ fn illegal_keys(result: &LinearizabilityResult) -> impl Iterator<Item = &str> {
         .filter_map(|p| p.key.as_deref())
 }
 
-/// Witnesses of an illegal linearizability result, one per illegal key at most, in key order.
+/// Witnesses of an illegal linearizability result, one per illegal key at most, earliest first.
 pub fn linearizable(
     history: &History,
     model: ModelKind,
@@ -154,7 +164,7 @@ pub fn linearizable(
     if result.verdict != Verdict::Illegal {
         return Vec::new();
     }
-    illegal_keys(result)
+    let mut found: Vec<Witness> = illegal_keys(result)
         .filter_map(|key| match model {
             ModelKind::Register | ModelKind::CasRegister | ModelKind::Kv => {
                 stale_read(history, key)
@@ -162,7 +172,10 @@ pub fn linearizable(
             ModelKind::Set => missing_adds(history, key, faults),
             ModelKind::S3Object => double_create(history, key).or_else(|| torn_get(history, key)),
         })
-        .collect()
+        .collect();
+    // The first violation first: it leads the summary.
+    found.sort_by_key(|w| w.seen_at().unwrap_or(u64::MAX));
+    found
 }
 
 fn stale_read(history: &History, key: &str) -> Option<Witness> {
