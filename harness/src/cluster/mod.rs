@@ -602,6 +602,11 @@ impl Cluster {
         Ok(())
     }
 
+    /// Whether a fault took the node down (kill, stop) and nothing has started it since.
+    pub fn is_downed(&self, node: &str) -> bool {
+        self.downed.lock().expect("downed nodes").contains(node)
+    }
+
     fn mark_downed(&self, node: &str, down: bool) {
         let mut downed = self.downed.lock().expect("downed nodes");
         if down {
