@@ -239,51 +239,8 @@ impl Cluster {
     ) -> Result<ContainerCreateBody> {
         let mut labels = labels.clone();
         labels.insert(LABEL_NODE.into(), name.into());
-        let mut exposed = Vec::new();
-        let mut bindings = HashMap::new();
-        for port in &service.ports {
-            let port = parse_port(port).map_err(HarnessError::BadInput)?;
-            let key = format!("{}/tcp", port.container);
-            exposed.push(key.clone());
-            bindings.insert(
-                key,
-                Some(vec![PortBinding {
-                    host_ip: Some("127.0.0.1".into()),
-                    // A fixed host port, chosen now when the file leaves it open: Docker
-                    // would pick a new one on every restart and clients would lose the node.
-                    host_port: Some(match port.host {
-                        Some(p) => p.to_string(),
-                        None => free_port()?.to_string(),
-                    }),
-                }]),
-            );
-        }
-        let mut binds = Vec::new();
-        let mut anonymous = Vec::new();
-        for volume in &service.volumes {
-            let parts: Vec<&str> = volume.split(':').collect();
-            match parts.as_slice() {
-                [target] => anonymous.push(target.to_string()),
-                [source, rest @ ..] => {
-                    let source = if source.starts_with('.') || source.starts_with('/') {
-                        compose_dir.join(source).to_string_lossy().into_owned()
-                    } else {
-                        // A named volume belongs to the run, so it is labelled and swept.
-                        let volume_name = format!("chaos-{}-{}", self.run_id, source);
-                        self.docker
-                            .create_volume(VolumeCreateRequest {
-                                name: Some(volume_name.clone()),
-                                labels: Some(labels.clone()),
-                                ..Default::default()
-                            })
-                            .await?;
-                        volume_name
-                    };
-                    binds.push(format!("{source}:{}", rest.join(":")));
-                }
-                [] => {}
-            }
-        }
+        let (exposed, bindings) = port_bindings(service)?;
+        let (binds, anonymous) = self.volumes(service, compose_dir, &labels).await?;
         let healthcheck = service.healthcheck.as_ref().map(|h| HealthConfig {
             test: Some(h.test.clone()),
             interval: h.interval.map(|d| d.as_nanos() as i64),
@@ -292,23 +249,7 @@ impl Cluster {
             start_period: h.start_period.map(|d| d.as_nanos() as i64),
             ..Default::default()
         });
-        let devices = service
-            .devices
-            .iter()
-            .map(|d| {
-                let mut parts = d.split(':');
-                let host = parts.next().unwrap_or_default().to_string();
-                let inside = parts
-                    .next()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| host.clone());
-                DeviceMapping {
-                    path_on_host: Some(host),
-                    path_in_container: Some(inside),
-                    cgroup_permissions: Some(parts.next().unwrap_or("rwm").to_string()),
-                }
-            })
-            .collect::<Vec<_>>();
+        let devices = device_mappings(service);
         Ok(ContainerCreateBody {
             hostname: Some(
                 service
@@ -358,6 +299,43 @@ impl Cluster {
             }),
             ..Default::default()
         })
+    }
+
+    /// A service's volumes: bind mounts (`source:target`, a named volume made for the run and
+    /// labelled so it is swept) and anonymous volumes (`target`).
+    async fn volumes(
+        &self,
+        service: &Service,
+        compose_dir: &Path,
+        labels: &HashMap<String, String>,
+    ) -> Result<(Vec<String>, Vec<String>)> {
+        let mut binds = Vec::new();
+        let mut anonymous = Vec::new();
+        for volume in &service.volumes {
+            let parts: Vec<&str> = volume.split(':').collect();
+            match parts.as_slice() {
+                [target] => anonymous.push(target.to_string()),
+                [source, rest @ ..] => {
+                    let source = if source.starts_with('.') || source.starts_with('/') {
+                        compose_dir.join(source).to_string_lossy().into_owned()
+                    } else {
+                        // A named volume belongs to the run, so it is labelled and swept.
+                        let volume_name = format!("chaos-{}-{}", self.run_id, source);
+                        self.docker
+                            .create_volume(VolumeCreateRequest {
+                                name: Some(volume_name.clone()),
+                                labels: Some(labels.clone()),
+                                ..Default::default()
+                            })
+                            .await?;
+                        volume_name
+                    };
+                    binds.push(format!("{source}:{}", rest.join(":")));
+                }
+                [] => {}
+            }
+        }
+        Ok((binds, anonymous))
     }
 
     /// Mounts chaosfs over the node's data directories before its program starts: the static
@@ -744,4 +722,52 @@ fn start_order(compose: &ComposeFile, nodes: &[String]) -> Vec<String> {
         }
     }
     order
+}
+
+/// The ports a service publishes, on 127.0.0.1 only: the exposed `port/tcp` keys and their
+/// bindings.
+type PortBindings = (Vec<String>, HashMap<String, Option<Vec<PortBinding>>>);
+
+fn port_bindings(service: &Service) -> Result<PortBindings> {
+    let mut exposed = Vec::new();
+    let mut bindings = HashMap::new();
+    for port in &service.ports {
+        let port = parse_port(port).map_err(HarnessError::BadInput)?;
+        let key = format!("{}/tcp", port.container);
+        exposed.push(key.clone());
+        bindings.insert(
+            key,
+            Some(vec![PortBinding {
+                host_ip: Some("127.0.0.1".into()),
+                // A fixed host port, chosen now when the file leaves it open: Docker
+                // would pick a new one on every restart and clients would lose the node.
+                host_port: Some(match port.host {
+                    Some(p) => p.to_string(),
+                    None => free_port()?.to_string(),
+                }),
+            }]),
+        );
+    }
+    Ok((exposed, bindings))
+}
+
+/// `devices:` entries (`host[:inside[:permissions]]`) as Docker's device mappings.
+fn device_mappings(service: &Service) -> Vec<DeviceMapping> {
+    service
+        .devices
+        .iter()
+        .map(|d| {
+            let mut parts = d.split(':');
+            let host = parts.next().unwrap_or_default().to_string();
+            let inside = parts
+                .next()
+                .map(str::to_string)
+                .unwrap_or_else(|| host.clone());
+            DeviceMapping {
+                path_on_host: Some(host),
+                path_in_container: Some(inside),
+                cgroup_permissions: Some(parts.next().unwrap_or("rwm").to_string()),
+            }
+        })
+        .collect()
 }
