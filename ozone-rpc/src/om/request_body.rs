@@ -192,109 +192,125 @@ impl OmRequestBody {
         w
     }
 
+    /// Reads the sub-message of command `cmd`; each command has its own reader below.
     pub(super) fn decode(cmd: CmdType, buf: &[u8]) -> Result<Self, DecodeError> {
-        let mut r = Reader::new(buf);
         match cmd {
-            CmdType::CREATE_VOLUME => {
-                let (mut volume, mut admin, mut owner, mut quota) =
-                    (String::new(), String::new(), String::new(), None);
-                while let Some(f) = r.next_field()? {
-                    if f.number == 1 {
-                        let mut v = Reader::new(f.as_bytes()?);
-                        while let Some(g) = v.next_field()? {
-                            match g.number {
-                                1 => admin = g.as_string()?,
-                                2 => owner = g.as_string()?,
-                                3 => volume = g.as_string()?,
-                                4 => quota = Some(g.as_u64()?),
-                                _ => {}
-                            }
-                        }
-                    }
-                }
-                Ok(Self::CreateVolume {
-                    volume,
-                    admin,
-                    owner,
-                    quota_in_bytes: quota,
-                })
-            }
-            CmdType::CREATE_BUCKET => {
-                let (mut volume, mut bucket, mut versioning, mut layout) =
-                    (String::new(), String::new(), false, None);
-                while let Some(f) = r.next_field()? {
-                    if f.number == 1 {
-                        let mut b = Reader::new(f.as_bytes()?);
-                        while let Some(g) = b.next_field()? {
-                            match g.number {
-                                1 => volume = g.as_string()?,
-                                2 => bucket = g.as_string()?,
-                                4 => versioning = g.as_bool()?,
-                                18 => layout = BucketLayout::from_i32(g.as_i32()?),
-                                _ => {}
-                            }
-                        }
-                    }
-                }
-                Ok(Self::CreateBucket {
-                    volume,
-                    bucket,
-                    versioning,
-                    layout,
-                })
-            }
+            CmdType::CREATE_VOLUME => Self::decode_create_volume(buf),
+            CmdType::CREATE_BUCKET => Self::decode_create_bucket(buf),
             CmdType::CREATE_KEY
             | CmdType::LOOKUP_KEY
             | CmdType::COMMIT_KEY
-            | CmdType::RENAME_KEY => {
-                let (mut args, mut id, mut to, mut hsync) = (None, None, None, false);
-                while let Some(f) = r.next_field()? {
-                    match f.number {
-                        1 => args = Some(KeyArgs::decode(f.as_bytes()?)?),
-                        2 if cmd == CmdType::COMMIT_KEY => id = Some(f.as_u64()?),
-                        3 if cmd == CmdType::COMMIT_KEY => hsync = f.as_bool()?,
-                        2 if cmd == CmdType::RENAME_KEY => to = Some(f.as_string()?),
-                        _ => {}
-                    }
-                }
-                let args = args.ok_or(DecodeError::Missing("keyArgs"))?;
-                Ok(match cmd {
-                    CmdType::CREATE_KEY => Self::CreateKey { args },
-                    CmdType::LOOKUP_KEY => Self::LookupKey { args },
-                    CmdType::COMMIT_KEY => Self::CommitKey {
-                        args,
-                        open_key_id: id.ok_or(DecodeError::Missing("CommitKeyRequest.clientID"))?,
-                        hsync,
-                    },
-                    _ => Self::RenameKey {
-                        args,
-                        to_key: to.ok_or(DecodeError::Missing("RenameKeyRequest.toKeyName"))?,
-                    },
-                })
-            }
-            CmdType::RECOVER_LEASE => {
-                let (mut volume, mut bucket, mut key, mut force) =
-                    (String::new(), String::new(), String::new(), false);
-                while let Some(f) = r.next_field()? {
-                    match f.number {
-                        1 => volume = f.as_string()?,
-                        2 => bucket = f.as_string()?,
-                        3 => key = f.as_string()?,
-                        4 => force = f.as_bool()?,
-                        _ => {}
-                    }
-                }
-                Ok(Self::RecoverLease {
-                    volume,
-                    bucket,
-                    key,
-                    force,
-                })
-            }
+            | CmdType::RENAME_KEY => Self::decode_key_request(cmd, buf),
+            CmdType::RECOVER_LEASE => Self::decode_recover_lease(buf),
             other => Err(DecodeError::Invalid(format!(
                 "this client does not know command {}",
                 other.name()
             ))),
         }
+    }
+
+    /// CreateVolumeRequest: the VolumeInfo in field 1.
+    fn decode_create_volume(buf: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(buf);
+        let (mut volume, mut admin, mut owner, mut quota) =
+            (String::new(), String::new(), String::new(), None);
+        while let Some(f) = r.next_field()? {
+            if f.number == 1 {
+                let mut v = Reader::new(f.as_bytes()?);
+                while let Some(g) = v.next_field()? {
+                    match g.number {
+                        1 => admin = g.as_string()?,
+                        2 => owner = g.as_string()?,
+                        3 => volume = g.as_string()?,
+                        4 => quota = Some(g.as_u64()?),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        Ok(Self::CreateVolume {
+            volume,
+            admin,
+            owner,
+            quota_in_bytes: quota,
+        })
+    }
+
+    /// CreateBucketRequest: the BucketInfo in field 1.
+    fn decode_create_bucket(buf: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(buf);
+        let (mut volume, mut bucket, mut versioning, mut layout) =
+            (String::new(), String::new(), false, None);
+        while let Some(f) = r.next_field()? {
+            if f.number == 1 {
+                let mut b = Reader::new(f.as_bytes()?);
+                while let Some(g) = b.next_field()? {
+                    match g.number {
+                        1 => volume = g.as_string()?,
+                        2 => bucket = g.as_string()?,
+                        4 => versioning = g.as_bool()?,
+                        18 => layout = BucketLayout::from_i32(g.as_i32()?),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        Ok(Self::CreateBucket {
+            volume,
+            bucket,
+            versioning,
+            layout,
+        })
+    }
+
+    /// The four requests built on KeyArgs (field 1); CommitKey and RenameKey add fields 2 and 3.
+    fn decode_key_request(cmd: CmdType, buf: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(buf);
+        let (mut args, mut id, mut to, mut hsync) = (None, None, None, false);
+        while let Some(f) = r.next_field()? {
+            match f.number {
+                1 => args = Some(KeyArgs::decode(f.as_bytes()?)?),
+                2 if cmd == CmdType::COMMIT_KEY => id = Some(f.as_u64()?),
+                3 if cmd == CmdType::COMMIT_KEY => hsync = f.as_bool()?,
+                2 if cmd == CmdType::RENAME_KEY => to = Some(f.as_string()?),
+                _ => {}
+            }
+        }
+        let args = args.ok_or(DecodeError::Missing("keyArgs"))?;
+        Ok(match cmd {
+            CmdType::CREATE_KEY => Self::CreateKey { args },
+            CmdType::LOOKUP_KEY => Self::LookupKey { args },
+            CmdType::COMMIT_KEY => Self::CommitKey {
+                args,
+                open_key_id: id.ok_or(DecodeError::Missing("CommitKeyRequest.clientID"))?,
+                hsync,
+            },
+            _ => Self::RenameKey {
+                args,
+                to_key: to.ok_or(DecodeError::Missing("RenameKeyRequest.toKeyName"))?,
+            },
+        })
+    }
+
+    /// RecoverLeaseRequest: volume, bucket and key as plain strings, not KeyArgs.
+    fn decode_recover_lease(buf: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(buf);
+        let (mut volume, mut bucket, mut key, mut force) =
+            (String::new(), String::new(), String::new(), false);
+        while let Some(f) = r.next_field()? {
+            match f.number {
+                1 => volume = f.as_string()?,
+                2 => bucket = f.as_string()?,
+                3 => key = f.as_string()?,
+                4 => force = f.as_bool()?,
+                _ => {}
+            }
+        }
+        Ok(Self::RecoverLease {
+            volume,
+            bucket,
+            key,
+            force,
+        })
     }
 }
