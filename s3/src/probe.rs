@@ -30,32 +30,9 @@ fn describe<T>(o: &S3Outcome<T>) -> String {
 pub async fn probe_conditional_writes<S: ObjectStore>(store: &S, key_prefix: &str) -> ProbeResult {
     let key = format!("{key_prefix}probe");
     let mut steps = Vec::new();
-    let inconclusive = |steps: Vec<String>, what: &str| ProbeResult {
-        enforced: false,
-        sentence: format!("could not tell whether the store enforces conditional writes: {what}"),
-        steps,
-    };
-
-    let first = store
-        .put(&key, b"probe-1".to_vec(), PutCondition::None)
-        .await;
-    steps.push(format!("PUT {key} (unconditional): {}", describe(&first)));
-    let S3Outcome::Ok(first_etag) = first else {
-        return inconclusive(steps, "the first, unconditional write was not accepted");
-    };
-    // The current ETag: from the PUT answer, else read it.
-    let etag = match first_etag {
-        Some(e) => e,
-        None => match store.get(&key).await {
-            S3Outcome::Ok(Some(o)) => match o.etag {
-                Some(e) => e,
-                None => return inconclusive(steps, "the store sends no ETag"),
-            },
-            other => {
-                steps.push(format!("GET {key}: {}", describe(&other)));
-                return inconclusive(steps, "the probe object could not be read back");
-            }
-        },
+    let mut current = match first_write(store, &key, &mut steps).await {
+        Ok(etag) => etag,
+        Err(what) => return inconclusive(steps, what),
     };
 
     let inm = store
@@ -65,22 +42,9 @@ pub async fn probe_conditional_writes<S: ObjectStore>(store: &S, key_prefix: &st
         "PUT {key} with If-None-Match: * on the existing key: {}",
         describe(&inm)
     ));
-    // If the store accepted it, the ETag changed: read it for the next steps.
-    let mut current = etag.clone();
-    if inm.is_ok() || inm.is_info() {
-        if let S3Outcome::Ok(Some(o)) = store.get(&key).await {
-            if let Some(e) = o.etag {
-                current = e;
-            }
-        }
-    }
+    reread_etag_if_written(store, &key, &inm, &mut current).await;
 
-    let wrong = "\"00000000000000000000000000000000\"".to_string();
-    let wrong = if wrong == current {
-        "\"11111111111111111111111111111111\"".to_string()
-    } else {
-        wrong
-    };
+    let wrong = wrong_etag(&current);
     let im_wrong = store
         .put(
             &key,
@@ -92,13 +56,7 @@ pub async fn probe_conditional_writes<S: ObjectStore>(store: &S, key_prefix: &st
         "PUT {key} with If-Match: {wrong} (not the current ETag): {}",
         describe(&im_wrong)
     ));
-    if im_wrong.is_ok() || im_wrong.is_info() {
-        if let S3Outcome::Ok(Some(o)) = store.get(&key).await {
-            if let Some(e) = o.etag {
-                current = e;
-            }
-        }
-    }
+    reread_etag_if_written(store, &key, &im_wrong, &mut current).await;
 
     let im_right = store
         .put(
@@ -114,6 +72,82 @@ pub async fn probe_conditional_writes<S: ObjectStore>(store: &S, key_prefix: &st
     let del = store.delete(&key).await;
     steps.push(format!("DELETE {key}: {}", describe(&del)));
 
+    judge(&inm, &im_wrong, &im_right, steps)
+}
+
+/// The probe could not decide: `what` says why.
+fn inconclusive(steps: Vec<String>, what: &str) -> ProbeResult {
+    ProbeResult {
+        enforced: false,
+        sentence: format!("could not tell whether the store enforces conditional writes: {what}"),
+        steps,
+    }
+}
+
+/// The unconditional first write; returns the current ETag (from its answer, else read back),
+/// or why the probe cannot go on.
+async fn first_write<S: ObjectStore>(
+    store: &S,
+    key: &str,
+    steps: &mut Vec<String>,
+) -> Result<String, &'static str> {
+    let first = store
+        .put(key, b"probe-1".to_vec(), PutCondition::None)
+        .await;
+    steps.push(format!("PUT {key} (unconditional): {}", describe(&first)));
+    let S3Outcome::Ok(first_etag) = first else {
+        return Err("the first, unconditional write was not accepted");
+    };
+    match first_etag {
+        Some(e) => Ok(e),
+        None => match store.get(key).await {
+            S3Outcome::Ok(Some(o)) => match o.etag {
+                Some(e) => Ok(e),
+                None => Err("the store sends no ETag"),
+            },
+            other => {
+                steps.push(format!("GET {key}: {}", describe(&other)));
+                Err("the probe object could not be read back")
+            }
+        },
+    }
+}
+
+/// If a conditional write was (or may have been) accepted, the ETag changed: read it for the
+/// next steps.
+async fn reread_etag_if_written<S: ObjectStore, T>(
+    store: &S,
+    key: &str,
+    answer: &S3Outcome<T>,
+    current: &mut String,
+) {
+    if answer.is_ok() || answer.is_info() {
+        if let S3Outcome::Ok(Some(o)) = store.get(key).await {
+            if let Some(e) = o.etag {
+                *current = e;
+            }
+        }
+    }
+}
+
+/// An ETag that is certainly not the current one.
+fn wrong_etag(current: &str) -> String {
+    let wrong = "\"00000000000000000000000000000000\"".to_string();
+    if wrong == current {
+        "\"11111111111111111111111111111111\"".to_string()
+    } else {
+        wrong
+    }
+}
+
+/// The verdict from the three conditional writes: both wrong conditions refused and the right
+/// one accepted.
+fn judge<T, U, V>(
+    inm: &S3Outcome<T>,
+    im_wrong: &S3Outcome<U>,
+    im_right: &S3Outcome<V>,
+    steps: Vec<String>,
+) -> ProbeResult {
     let mut ignored = Vec::new();
     if inm.is_ok() {
         ignored.push("If-None-Match: * on an existing key was accepted");
@@ -141,7 +175,7 @@ pub async fn probe_conditional_writes<S: ObjectStore>(store: &S, key_prefix: &st
             sentence: format!(
                 "the store refuses conditional writes even when the condition holds (If-Match \
                  with the current ETag: {})",
-                describe(&im_right)
+                describe(im_right)
             ),
             steps,
         };

@@ -262,18 +262,48 @@ impl Writer {
         payload: &[u8],
         stall: Option<Duration>,
     ) -> UploadOutcome {
+        if let Err(stopped) = self.ready(store, rec).await {
+            return stopped;
+        }
+        let id = self.next_upload(rec);
+        if let Err(not_acked) = write_data(store, rec, &id, payload).await {
+            return not_acked;
+        }
+        if let Some(stall) = stall {
+            rec.record(|time| FencingEvent::WriterStalled {
+                time,
+                upload: id.clone(),
+                stall_ms: stall.as_millis() as u64,
+            });
+            tokio::time::sleep(stall).await;
+        }
+        self.advance_fence(store, rec, &id).await
+    }
+
+    /// May this writer upload? Not once fenced; after a fence write of unknown outcome, only if
+    /// the fence still carries it (else it is fenced now).
+    async fn ready<S: ObjectStore>(
+        &mut self,
+        store: &S,
+        rec: &Recorder,
+    ) -> Result<(), UploadOutcome> {
         if self.state == State::Fenced {
-            return UploadOutcome::Fenced;
+            return Err(UploadOutcome::Fenced);
         }
         if self.state == State::Uncertain {
             match self.reread(store, self.seq).await {
                 Ok(Some(_)) => self.state = State::Active,
                 Ok(None) => {
-                    return self.fence(rec, "the fence no longer carries this writer".into())
+                    return Err(self.fence(rec, "the fence no longer carries this writer".into()))
                 }
-                Err(_) => return UploadOutcome::Fenced,
+                Err(_) => return Err(UploadOutcome::Fenced),
             }
         }
+        Ok(())
+    }
+
+    /// The next upload's identity, recorded as invoked.
+    fn next_upload(&mut self, rec: &Recorder) -> UploadId {
         self.seq += 1;
         let id = UploadId {
             term: self.term,
@@ -284,39 +314,17 @@ impl Writer {
             time,
             upload: id.clone(),
         });
-        let mut data = serde_json::to_vec(&id).unwrap_or_default();
-        data.extend_from_slice(b"\n");
-        data.extend_from_slice(payload);
-        match store
-            .put(&data_key(&id), data, PutCondition::IfNoneMatchAny)
-            .await
-        {
-            S3Outcome::Ok(_) => {}
-            S3Outcome::Fail(reason) => {
-                rec.record(|time| FencingEvent::UploadFailed {
-                    time,
-                    upload: id.clone(),
-                    reason,
-                });
-                return UploadOutcome::NotAcked(id);
-            }
-            S3Outcome::Info(reason) => {
-                rec.record(|time| FencingEvent::UploadUnknown {
-                    time,
-                    upload: id.clone(),
-                    reason: format!("data object: {reason}"),
-                });
-                return UploadOutcome::NotAcked(id);
-            }
-        }
-        if let Some(stall) = stall {
-            rec.record(|time| FencingEvent::WriterStalled {
-                time,
-                upload: id.clone(),
-                stall_ms: stall.as_millis() as u64,
-            });
-            tokio::time::sleep(stall).await;
-        }
+        id
+    }
+
+    /// Advance the fence with If-Match on the ETag this writer holds: the upload is acknowledged
+    /// only if that conditional write succeeded; a refusal fences the writer.
+    async fn advance_fence<S: ObjectStore>(
+        &mut self,
+        store: &S,
+        rec: &Recorder,
+        id: &UploadId,
+    ) -> UploadOutcome {
         let rec_body = serde_json::to_vec(&FenceRecord {
             term: self.term,
             owner: self.owner.clone(),
@@ -331,26 +339,10 @@ impl Writer {
                 PutCondition::IfMatch(self.etag.clone()),
             )
             .await;
-        let ack = |rec: &Recorder, id: &UploadId| {
-            rec.record(|time| FencingEvent::UploadAcked {
-                time,
-                upload: id.clone(),
-                fence_invoked,
-            });
-            UploadOutcome::Acked(id.clone())
-        };
-        let unknown = |rec: &Recorder, id: &UploadId, reason: String| {
-            rec.record(|time| FencingEvent::UploadUnknown {
-                time,
-                upload: id.clone(),
-                reason,
-            });
-            UploadOutcome::NotAcked(id.clone())
-        };
         match answer {
             S3Outcome::Ok(Some(etag)) => {
                 self.etag = etag;
-                ack(rec, &id)
+                acked(rec, id, fence_invoked)
             }
             S3Outcome::Fail(reason) => {
                 rec.record(|time| FencingEvent::UploadFailed {
@@ -365,29 +357,94 @@ impl Writer {
                     .reason()
                     .unwrap_or("no ETag in the answer")
                     .to_string();
-                match self.reread(store, self.seq).await {
-                    Ok(Some(true)) => ack(rec, &id),
-                    Ok(Some(false)) => unknown(rec, &id, format!("fence advance: {why}")),
-                    Ok(None) => {
-                        unknown(rec, &id, format!("fence advance: {why}"));
-                        self.fence(
-                            rec,
-                            "after an unknown fence advance, the fence carries another writer"
-                                .into(),
-                        )
-                    }
-                    Err(e) => {
-                        self.state = State::Uncertain;
-                        unknown(
-                            rec,
-                            &id,
-                            format!("fence advance: {why}; re-read failed: {e}"),
-                        )
-                    }
-                }
+                self.resolve_advance(store, rec, id, fence_invoked, why)
+                    .await
             }
         }
     }
+
+    /// The fence advance has an unknown outcome (`why`): re-read the fence to decide.
+    async fn resolve_advance<S: ObjectStore>(
+        &mut self,
+        store: &S,
+        rec: &Recorder,
+        id: &UploadId,
+        fence_invoked: u64,
+        why: String,
+    ) -> UploadOutcome {
+        match self.reread(store, self.seq).await {
+            Ok(Some(true)) => acked(rec, id, fence_invoked),
+            Ok(Some(false)) => unknown(rec, id, format!("fence advance: {why}")),
+            Ok(None) => {
+                unknown(rec, id, format!("fence advance: {why}"));
+                self.fence(
+                    rec,
+                    "after an unknown fence advance, the fence carries another writer".into(),
+                )
+            }
+            Err(e) => {
+                self.state = State::Uncertain;
+                unknown(
+                    rec,
+                    id,
+                    format!("fence advance: {why}; re-read failed: {e}"),
+                )
+            }
+        }
+    }
+}
+
+/// Writes the upload's immutable data object (create-only). Err: not acknowledged (recorded
+/// as failed or unknown).
+async fn write_data<S: ObjectStore>(
+    store: &S,
+    rec: &Recorder,
+    id: &UploadId,
+    payload: &[u8],
+) -> Result<(), UploadOutcome> {
+    let mut data = serde_json::to_vec(id).unwrap_or_default();
+    data.extend_from_slice(b"\n");
+    data.extend_from_slice(payload);
+    match store
+        .put(&data_key(id), data, PutCondition::IfNoneMatchAny)
+        .await
+    {
+        S3Outcome::Ok(_) => Ok(()),
+        S3Outcome::Fail(reason) => {
+            rec.record(|time| FencingEvent::UploadFailed {
+                time,
+                upload: id.clone(),
+                reason,
+            });
+            Err(UploadOutcome::NotAcked(id.clone()))
+        }
+        S3Outcome::Info(reason) => {
+            rec.record(|time| FencingEvent::UploadUnknown {
+                time,
+                upload: id.clone(),
+                reason: format!("data object: {reason}"),
+            });
+            Err(UploadOutcome::NotAcked(id.clone()))
+        }
+    }
+}
+
+fn acked(rec: &Recorder, id: &UploadId, fence_invoked: u64) -> UploadOutcome {
+    rec.record(|time| FencingEvent::UploadAcked {
+        time,
+        upload: id.clone(),
+        fence_invoked,
+    });
+    UploadOutcome::Acked(id.clone())
+}
+
+fn unknown(rec: &Recorder, id: &UploadId, reason: String) -> UploadOutcome {
+    rec.record(|time| FencingEvent::UploadUnknown {
+        time,
+        upload: id.clone(),
+        reason,
+    });
+    UploadOutcome::NotAcked(id.clone())
 }
 
 #[cfg(test)]
