@@ -1,20 +1,24 @@
 //! Workloads: processes (Jepsen's sense: at most one operation in flight each) that issue
 //! operations at a set rate through a system adapter's clients, and record each one.
 
+mod create;
 pub mod fencing;
 mod kind;
 pub mod lease;
+mod register;
+mod s3_object;
+mod set;
+mod stream;
 
 pub use kind::{for_scenario, Workload, WorkloadContext};
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 
@@ -194,6 +198,7 @@ async fn process_loop(
     }
 }
 
+/// The next operation of one process: each kind's own generator (one module each) draws it.
 fn next_operation(
     config: &WorkloadConfig,
     rng: &mut ChaCha8Rng,
@@ -201,132 +206,17 @@ fn next_operation(
     values: &AtomicU64,
 ) -> Operation {
     match config.kind {
-        WorkloadKind::S3Object => s3_operation(config, rng, last_seen, values),
-        // The fencing and lease workloads do not go through processes (see run.rs).
+        WorkloadKind::S3Object => s3_object::next(config, rng, last_seen, values),
+        // The fencing and lease workloads do not go through processes (see kind.rs).
         WorkloadKind::Fencing | WorkloadKind::Lease => Operation {
             f: "get",
             key: key_name(config.kind, 0),
             value: Value::Null,
         },
-        WorkloadKind::Set => {
-            let key = key_name(config.kind, rng.random_range(0..config.keys));
-            if rng.random::<f64>() < 0.1 {
-                Operation {
-                    f: "read",
-                    key,
-                    value: Value::Null,
-                }
-            } else {
-                Operation {
-                    f: "add",
-                    key,
-                    value: Value::from(values.fetch_add(1, Ordering::Relaxed)),
-                }
-            }
-        }
-        WorkloadKind::Stream => {
-            // A fresh key each time, so a read tells which put it holds.
-            let key = format!("s{}", values.fetch_add(1, Ordering::Relaxed));
-            if let Ok(mut created) = config.created.lock() {
-                created.push(key.clone());
-            }
-            Operation {
-                f: "put",
-                key,
-                value: Value::from(config.stream_length),
-            }
-        }
-        WorkloadKind::Create => {
-            // A fresh key each time: a create can only fail if someone created it before.
-            let value = values.fetch_add(1, Ordering::Relaxed);
-            let key = format!("c{value}");
-            if let Ok(mut created) = config.created.lock() {
-                created.push(key.clone());
-            }
-            Operation {
-                f: CREATE,
-                key,
-                value: json!([Value::Null, value]),
-            }
-        }
-        WorkloadKind::Register => {
-            let key = key_name(config.kind, rng.random_range(0..config.keys));
-            let roll: f64 = rng.random();
-            let fresh = || Value::from(values.fetch_add(1, Ordering::Relaxed));
-            if roll < 0.5 {
-                Operation {
-                    f: "read",
-                    key,
-                    value: Value::Null,
-                }
-            } else if let (true, Some(expected)) = (roll < 0.75, last_seen.get(&key)) {
-                Operation {
-                    f: "cas",
-                    value: json!([expected, fresh()]),
-                    key,
-                }
-            } else {
-                Operation {
-                    f: "write",
-                    key,
-                    value: fresh(),
-                }
-            }
-        }
-    }
-}
-
-/// One s3-object operation, drawn with the mix's weights. Bodies are unique; put-if-match
-/// expects the last ETag this process saw for the key (a plain get when it saw none).
-fn s3_operation(
-    config: &WorkloadConfig,
-    rng: &mut ChaCha8Rng,
-    last_seen: &HashMap<String, Value>,
-    values: &AtomicU64,
-) -> Operation {
-    let key = key_name(config.kind, rng.random_range(0..config.keys));
-    let m = config.mix;
-    let mut roll = rng.random_range(0..m.total().max(1));
-    let mut pick = |weight: u32| {
-        let hit = roll < weight;
-        roll = roll.saturating_sub(weight);
-        hit
-    };
-    let body = || Value::from(format!("b{}", values.fetch_add(1, Ordering::Relaxed)));
-    let get = |key| Operation {
-        f: "get",
-        key,
-        value: Value::Null,
-    };
-    if pick(m.get) {
-        get(key)
-    } else if pick(m.put) {
-        Operation {
-            f: "put",
-            key,
-            value: json!({ "body": body() }),
-        }
-    } else if pick(m.delete) {
-        Operation {
-            f: "delete",
-            key,
-            value: Value::Null,
-        }
-    } else if pick(m.put_if_none_match) {
-        Operation {
-            f: "put",
-            key,
-            value: json!({ "body": body(), "if_none_match": "*" }),
-        }
-    } else {
-        match last_seen.get(&key) {
-            Some(etag) => Operation {
-                f: "put",
-                value: json!({ "body": body(), "if_match": etag }),
-                key,
-            },
-            None => get(key),
-        }
+        WorkloadKind::Set => set::next(config, rng, values),
+        WorkloadKind::Stream => stream::next(config, values),
+        WorkloadKind::Create => create::next(config, values),
+        WorkloadKind::Register => register::next(config, rng, last_seen, values),
     }
 }
 
@@ -411,6 +301,7 @@ impl WorkloadConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn config() -> WorkloadConfig {
         WorkloadConfig::example(WorkloadKind::Register)
