@@ -163,9 +163,8 @@ fn validate_workload(spec: &Scenario, facts: &NodeFacts, problems: &mut Problems
     }
 }
 
-/// One fault step: one trigger, an action the system and its nodes support, settings that
-/// belong to the action. One long list of rules, each a few lines, read top to bottom: split
-/// further it would only scatter them.
+/// One fault step, as the three parts of it that can go wrong on their own: its trigger, the
+/// settings its action takes, and the nodes it targets.
 fn validate_fault_step(
     i: usize,
     step: &Spanned<FaultStep>,
@@ -173,260 +172,289 @@ fn validate_fault_step(
     facts: &NodeFacts,
     problems: &mut Problems,
 ) {
-    let (nodes, fs_nodes) = (facts.nodes, facts.fs_nodes);
-    let adapter = systems::lookup(&spec.system.value);
-    let check_node = |problems: &mut Problems, location: &Location, key: &str, node: &str| {
-        unknown_node(nodes, problems, location, key, node)
+    let step = StepUnderCheck {
+        key: format!("faults[{i}]"),
+        at: &step.referenced,
+        s: &step.value,
+        adapter: systems::lookup(&spec.system.value),
+        facts,
     };
-    let key = format!("faults[{i}]");
-    let at = &step.referenced;
-    let s = &step.value;
-    let triggers = [
-        s.at.is_some(),
-        s.after.is_some(),
-        s.on.is_some(),
-        s.when.is_some(),
-        s.every.is_some(),
-    ]
-    .iter()
-    .filter(|t| **t)
-    .count();
-    if triggers != 1 {
-        problems.at(
-            at,
-            &key,
-            format!(
-                "a fault step needs exactly one trigger of at, after, on, when, every (found {triggers})"
-            ),
-        );
+    step.trigger(problems);
+    step.action_settings(problems);
+    step.targets(problems);
+}
+
+/// A fault step with what its rules need: its key path and location for messages, the
+/// system's capabilities and the profile's nodes.
+struct StepUnderCheck<'a> {
+    key: String,
+    at: &'a Location,
+    s: &'a FaultStep,
+    adapter: Option<&'static systems::SystemInfo>,
+    facts: &'a NodeFacts<'a>,
+}
+
+impl StepUnderCheck<'_> {
+    fn has(&self, action: Action) -> bool {
+        self.s.actions.0.contains(&action)
     }
-    if s.actions.0.len() > 1 && s.every.is_none() {
-        problems.at(
-            at,
-            format!("{key}.do"),
-            "a list of actions is only allowed with `every:` (one is picked each time)",
-        );
+
+    /// A rule that names a key of the step (`faults[2].delay`) at the step's location.
+    fn problem(&self, problems: &mut Problems, key: &str, message: impl Into<String>) {
+        problems.at(self.at, format!("{}.{key}", self.key), message);
     }
-    let has = |a: Action| s.actions.0.contains(&a);
-    if s.matching.is_some() && !has(Action::LoseReply) {
-        problems.at(
-            at,
-            format!("{key}.match"),
-            "`match:` applies to lose-reply only",
-        );
+
+    fn check_node(&self, problems: &mut Problems, location: &Location, key: &str, node: &str) {
+        let key = format!("{}.{key}", self.key);
+        unknown_node(self.facts.nodes, problems, location, &key, node)
     }
-    if s.count.is_some() && !has(Action::LoseReply) && !has(Action::FailFsync) {
-        problems.at(
-            at,
-            format!("{key}.count"),
-            "`count:` applies to lose-reply and fail-fsync",
-        );
-    }
-    let delayed = has(Action::DelayReplies) || has(Action::SlowFsync) || has(Action::SlowWrites);
-    if s.delay.is_some() != delayed {
-        problems.at(
-            at,
-            format!("{key}.delay"),
-            "delay-replies, slow-fsync and slow-writes need `delay:`, and only they take one",
-        );
-    }
-    if s.jitter.is_some() && !(has(Action::SlowFsync) || has(Action::SlowWrites)) {
-        problems.at(
-            at,
-            format!("{key}.jitter"),
-            "`jitter:` applies to slow-fsync and slow-writes",
-        );
-    }
-    if (s.errno.is_some() || s.fraction.is_some()) && !has(Action::FailFsync) {
-        problems.at(
-            at,
-            format!("{key}.errno"),
-            "`errno:` and `fraction:` apply to fail-fsync only",
-        );
-    }
-    if has(Action::FailFsync) && s.count.is_some() == s.fraction.is_some() {
-        problems.at(
-            at,
-            format!("{key}.count"),
-            "fail-fsync needs `count:` or `fraction:` (one of them)",
-        );
-    }
-    if s.lose_unsynced.is_some() && !has(Action::Crash) {
-        problems.at(
-            at,
-            format!("{key}.lose-unsynced"),
-            "`lose-unsynced:` applies to crash only",
-        );
-    }
-    if s.container.is_some() != has(Action::CloseContainer) {
-        problems.at(
-            at,
-            format!("{key}.container"),
-            "close-container needs `container:` (the container id), and only it takes one",
-        );
-    }
-    if let Some(adapter) = adapter {
-        for action in s.actions.0.iter().filter(|a| a.is_admin()) {
-            if !systems::admin_actions(adapter.name).contains(action) {
-                problems.at(
-                    at,
-                    format!("{key}.do"),
-                    format!("system `{}` has no admin action {action}", adapter.name),
-                );
-            }
-        }
-    }
-    if let Some(paths) = &s.paths {
-        if let Err(e) = regex::Regex::new(&paths.value) {
+
+    fn check_regex(&self, problems: &mut Problems, regex: &Spanned<String>, key: &str) {
+        if let Err(e) = regex::Regex::new(&regex.value) {
             problems.at(
-                &paths.referenced,
-                format!("{key}.paths"),
+                &regex.referenced,
+                format!("{}.{key}", self.key),
                 format!("invalid regex: {e}"),
             );
         }
     }
-    if s.offset.is_some() != has(Action::ClockSkew) {
-        problems.at(
-            at,
-            format!("{key}.offset"),
-            "clock-skew needs `offset:` (e.g. +70s, -30s, +60s..+90s), and only it takes one",
-        );
+
+    /// Exactly one trigger, and the `on:` and `when:` triggers' own settings.
+    fn trigger(&self, problems: &mut Problems) {
+        let s = self.s;
+        let triggers = [
+            s.at.is_some(),
+            s.after.is_some(),
+            s.on.is_some(),
+            s.when.is_some(),
+            s.every.is_some(),
+        ]
+        .iter()
+        .filter(|t| **t)
+        .count();
+        if triggers != 1 {
+            problems.at(
+                self.at,
+                &self.key,
+                format!(
+                    "a fault step needs exactly one trigger of at, after, on, when, every (found {triggers})"
+                ),
+            );
+        }
+        if let Some(on) = &s.on {
+            if let Some(node) = &on.log.node {
+                self.check_node(problems, &node.referenced, "on.log.node", &node.value);
+            }
+            self.check_regex(problems, &on.log.regex, "on.log.regex");
+        }
+        if let Some(when) = &s.when {
+            if let Some(node) = &when.node {
+                self.check_node(problems, &node.referenced, "when.node", &node.value);
+            }
+            if when.role.is_some() == when.behind.is_some() {
+                self.problem(
+                    problems,
+                    "when",
+                    "`when:` needs one of `role:` and `behind:`",
+                );
+            }
+            if let (Some(_), Some(adapter)) = (when.behind, self.adapter) {
+                if !adapter.applied_index {
+                    self.problem(
+                        problems,
+                        "when.behind",
+                        format!("system `{}` has no applied-index probe", adapter.name),
+                    );
+                }
+            }
+        }
     }
-    if s.actions.0.iter().any(|a| a.uses_faketime()) {
-        // A role or a pick may land on any node of the profile, so each must take it.
-        let (location, candidates): (Location, Vec<&String>) = match &s.target {
+
+    /// Each setting belongs to the actions that take it, and those actions have theirs.
+    fn action_settings(&self, problems: &mut Problems) {
+        let (s, has) = (self.s, |a| self.has(a));
+        if s.actions.0.len() > 1 && s.every.is_none() {
+            self.problem(
+                problems,
+                "do",
+                "a list of actions is only allowed with `every:` (one is picked each time)",
+            );
+        }
+        if let Some(adapter) = self.adapter {
+            for action in s.actions.0.iter().filter(|a| a.is_admin()) {
+                if !adapter.admin_actions.contains(action) {
+                    self.problem(
+                        problems,
+                        "do",
+                        format!("system `{}` has no admin action {action}", adapter.name),
+                    );
+                }
+            }
+        }
+        if s.matching.is_some() && !has(Action::LoseReply) {
+            self.problem(problems, "match", "`match:` applies to lose-reply only");
+        }
+        if let Some(path) = s.matching.as_ref().and_then(|m| m.path.as_ref()) {
+            self.check_regex(problems, path, "match.path");
+        }
+        if s.count.is_some() && !has(Action::LoseReply) && !has(Action::FailFsync) {
+            self.problem(
+                problems,
+                "count",
+                "`count:` applies to lose-reply and fail-fsync",
+            );
+        }
+        let delayed =
+            has(Action::DelayReplies) || has(Action::SlowFsync) || has(Action::SlowWrites);
+        if s.delay.is_some() != delayed {
+            self.problem(
+                problems,
+                "delay",
+                "delay-replies, slow-fsync and slow-writes need `delay:`, and only they take one",
+            );
+        }
+        if s.jitter.is_some() && !(has(Action::SlowFsync) || has(Action::SlowWrites)) {
+            self.problem(
+                problems,
+                "jitter",
+                "`jitter:` applies to slow-fsync and slow-writes",
+            );
+        }
+        if (s.errno.is_some() || s.fraction.is_some()) && !has(Action::FailFsync) {
+            self.problem(
+                problems,
+                "errno",
+                "`errno:` and `fraction:` apply to fail-fsync only",
+            );
+        }
+        if has(Action::FailFsync) && s.count.is_some() == s.fraction.is_some() {
+            self.problem(
+                problems,
+                "count",
+                "fail-fsync needs `count:` or `fraction:` (one of them)",
+            );
+        }
+        if s.lose_unsynced.is_some() && !has(Action::Crash) {
+            self.problem(
+                problems,
+                "lose-unsynced",
+                "`lose-unsynced:` applies to crash only",
+            );
+        }
+        if s.container.is_some() != has(Action::CloseContainer) {
+            self.problem(
+                problems,
+                "container",
+                "close-container needs `container:` (the container id), and only it takes one",
+            );
+        }
+        if let Some(paths) = &s.paths {
+            self.check_regex(problems, paths, "paths");
+        }
+        if s.offset.is_some() != has(Action::ClockSkew) {
+            self.problem(
+                problems,
+                "offset",
+                "clock-skew needs `offset:` (e.g. +70s, -30s, +60s..+90s), and only it takes one",
+            );
+        }
+        if s.mode.is_some() && !has(Action::Partition) {
+            self.problem(problems, "mode", "`mode:` applies to partition only");
+        }
+        if let Some(grudge) = &s.grudge {
+            if s.actions.0 != [Action::Partition] {
+                problems.at(
+                    &grudge.referenced,
+                    format!("{}.grudge", self.key),
+                    "`grudge:` applies to `do: partition` only",
+                );
+            }
+            for (node, drops) in &grudge.value {
+                for n in std::iter::once(node).chain(drops) {
+                    self.check_node(problems, &grudge.referenced, "grudge", n);
+                }
+            }
+        }
+        if s.duration.is_some() && s.actions.0.iter().all(|a| a.undo().is_none()) {
+            self.problem(
+                problems,
+                "for",
+                "`for:` needs an action that can be undone (pause, kill, stop, partition)",
+            );
+        }
+    }
+
+    /// Named nodes exist, a role exists in the system, and every node the step may land on
+    /// can take its action (a clock to skew, a chaosfs mount).
+    fn targets(&self, problems: &mut Problems) {
+        let s = self.s;
+        if let Some(target) = &s.target {
+            if let Target::Nodes(list) = &target.value {
+                for node in list {
+                    self.check_node(problems, &target.referenced, "target", node);
+                }
+            }
+            if let (Target::Select { role: Some(_), .. }, Some(adapter)) =
+                (&target.value, self.adapter)
+            {
+                if !adapter.has_roles {
+                    problems.at(
+                        &target.referenced,
+                        format!("{}.target.role", self.key),
+                        format!("system `{}` has no roles", adapter.name),
+                    );
+                }
+            }
+        }
+        if s.actions.0.iter().any(|a| a.uses_faketime()) {
+            self.clock_targets(problems);
+        }
+        let needs_fs = s.actions.0.iter().any(|a| a.uses_chaosfs())
+            || (self.has(Action::Crash) && s.lose_unsynced == Some(true));
+        if needs_fs {
+            self.fs_targets(problems);
+        }
+    }
+
+    /// A role or a pick may land on any node of the profile, so each must take clock skew.
+    fn clock_targets(&self, problems: &mut Problems) {
+        let nodes = self.facts.nodes;
+        let (location, candidates): (Location, Vec<&String>) = match &self.s.target {
             Some(t) => match &t.value {
                 Target::Nodes(list) => (t.referenced, list.iter().collect()),
                 Target::Select { .. } => (t.referenced, nodes.iter().collect()),
             },
-            None => (*at, nodes.iter().collect()),
+            None => (*self.at, nodes.iter().collect()),
         };
         for node in candidates {
-            if let Some(Err(why)) = facts.clocks.get(node) {
+            if let Some(Err(why)) = self.facts.clocks.get(node) {
                 problems.at(
                     &location,
-                    format!("{key}.target"),
+                    format!("{}.target", self.key),
                     format!("node `{node}` cannot take clock-skew: {why}"),
                 );
             }
         }
     }
-    let needs_fs = s.actions.0.iter().any(|a| a.uses_chaosfs())
-        || (has(Action::Crash) && s.lose_unsynced == Some(true));
-    if needs_fs {
-        if let Some(Target::Nodes(list)) = s.target.as_ref().map(|t| &t.value) {
-            for node in list {
-                if !fs_nodes.contains(node) {
-                    problems.at(
-                        &s.target.as_ref().map_or(*at, |t| t.referenced),
-                        format!("{key}.target"),
-                        format!("node `{node}` has no chaosfs mount (x-chaos: {{ fs: [...] }} in the compose file)"),
-                    );
-                }
+
+    /// Filesystem faults need the chaosfs mount on the nodes they name (or on some node).
+    fn fs_targets(&self, problems: &mut Problems) {
+        let fs_nodes = self.facts.fs_nodes;
+        let target = self.s.target.as_ref();
+        if let Some(Target::Nodes(list)) = target.map(|t| &t.value) {
+            for node in list.iter().filter(|n| !fs_nodes.contains(n)) {
+                problems.at(
+                    &target.map_or(*self.at, |t| t.referenced),
+                    format!("{}.target", self.key),
+                    format!("node `{node}` has no chaosfs mount (x-chaos: {{ fs: [...] }} in the compose file)"),
+                );
             }
         } else if fs_nodes.is_empty() {
             problems.at(
-                at,
-                &key,
+                self.at,
+                &self.key,
                 "filesystem faults need nodes with x-chaos: { fs: [...] } in the compose file",
             );
-        }
-    }
-    if let Some(path) = s.matching.as_ref().and_then(|m| m.path.as_ref()) {
-        if let Err(e) = regex::Regex::new(&path.value) {
-            problems.at(
-                &path.referenced,
-                format!("{key}.match.path"),
-                format!("invalid regex: {e}"),
-            );
-        }
-    }
-    let partitions = s.actions.0.contains(&Action::Partition);
-    if s.mode.is_some() && !partitions {
-        problems.at(
-            at,
-            format!("{key}.mode"),
-            "`mode:` applies to partition only",
-        );
-    }
-    if let Some(grudge) = &s.grudge {
-        if s.actions.0 != [Action::Partition] {
-            problems.at(
-                &grudge.referenced,
-                format!("{key}.grudge"),
-                "`grudge:` applies to `do: partition` only",
-            );
-        }
-        for (node, drops) in &grudge.value {
-            for n in std::iter::once(node).chain(drops) {
-                check_node(problems, &grudge.referenced, &format!("{key}.grudge"), n);
-            }
-        }
-    }
-    if s.duration.is_some() && s.actions.0.iter().all(|a| a.undo().is_none()) {
-        problems.at(
-            at,
-            format!("{key}.for"),
-            "`for:` needs an action that can be undone (pause, kill, stop, partition)",
-        );
-    }
-    if let Some(target) = &s.target {
-        if let Target::Nodes(list) = &target.value {
-            for node in list {
-                check_node(problems, &target.referenced, &format!("{key}.target"), node);
-            }
-        }
-        if let (Target::Select { role: Some(_), .. }, Some(adapter)) = (&target.value, adapter) {
-            if !adapter.has_roles {
-                problems.at(
-                    &target.referenced,
-                    format!("{key}.target.role"),
-                    format!("system `{}` has no roles", adapter.name),
-                );
-            }
-        }
-    }
-    if let Some(on) = &s.on {
-        if let Some(node) = &on.log.node {
-            check_node(
-                problems,
-                &node.referenced,
-                &format!("{key}.on.log.node"),
-                &node.value,
-            );
-        }
-        if let Err(e) = regex::Regex::new(&on.log.regex.value) {
-            problems.at(
-                &on.log.regex.referenced,
-                format!("{key}.on.log.regex"),
-                format!("invalid regex: {e}"),
-            );
-        }
-    }
-    if let Some(when) = &s.when {
-        if let Some(node) = &when.node {
-            check_node(
-                problems,
-                &node.referenced,
-                &format!("{key}.when.node"),
-                &node.value,
-            );
-        }
-        if when.role.is_some() == when.behind.is_some() {
-            problems.at(
-                at,
-                format!("{key}.when"),
-                "`when:` needs one of `role:` and `behind:`",
-            );
-        }
-        if let (Some(_), Some(adapter)) = (when.behind, adapter) {
-            if !systems::has_applied_index(adapter.name) {
-                problems.at(
-                    at,
-                    format!("{key}.when.behind"),
-                    format!("system `{}` has no applied-index probe", adapter.name),
-                );
-            }
         }
     }
 }
