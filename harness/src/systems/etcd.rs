@@ -8,7 +8,9 @@ use async_trait::async_trait;
 use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp};
 use serde_json::Value;
 
-use super::{AdapterSettings, Operation, Outcome, SystemAdapter, SystemClient, SystemInfo, CREATE};
+use super::{
+    AdapterSettings, Operation, Outcome, Resends, SystemAdapter, SystemClient, SystemInfo, CREATE,
+};
 use crate::cluster::Cluster;
 use crate::scenario::{ReadConsistency, Role, WorkloadKind};
 
@@ -251,27 +253,20 @@ impl SystemClient for GatewayClient {
                     "success": [{"request_put": {"key": key, "value": value}}],
                     "failure": [{"request_range": {"key": key}}],
                 });
-                let mut attempt = 0;
-                loop {
-                    attempt += 1;
-                    match self.post("/v3/kv/txn", &body, &call).await {
-                        Ok(resp) if resp["succeeded"] == Value::Bool(true) => {
-                            return Outcome::Ok(op.value.clone())
-                        }
-                        Ok(_) => {
-                            let note = if attempt > 1 {
-                                format!(" (answer to attempt {attempt} of call {call})")
-                            } else {
-                                String::new()
-                            };
-                            return Outcome::Fail(format!("already exists{note}"));
-                        }
-                        Err(e) => match classify_gateway(&e) {
-                            // Sent, and the answer never came: resend the very same request.
-                            Outcome::Info(_) if attempt <= self.retries => continue,
-                            outcome => return outcome,
-                        },
+                let mut resends = Resends::new(self.retries);
+                let mut answer = self.post("/v3/kv/txn", &body, &call).await;
+                // Sent, and the answer never came: resend the very same request.
+                while resends.again(
+                    matches!(&answer, Err(e) if matches!(classify_gateway(e), Outcome::Info(_))),
+                ) {
+                    answer = self.post("/v3/kv/txn", &body, &call).await;
+                }
+                match &answer {
+                    Ok(resp) if resp["succeeded"] == Value::Bool(true) => {
+                        Outcome::Ok(op.value.clone())
                     }
+                    Ok(_) => Outcome::Fail(format!("already exists{}", resends.note(&call))),
+                    Err(e) => classify_gateway(e),
                 }
             }
             other => Outcome::Fail(format!("the etcd gateway client has no operation {other}")),

@@ -149,6 +149,42 @@ where
     }
 }
 
+/// A client's retry: the very same call sent again while its answer is unknown, at most
+/// `retries` more times. The etcd gateway and the Ozone client resend this way (each in a
+/// three-line loop: the Ozone one needs its client mutably between attempts); what makes a
+/// call the same (a request id, a recorded frame) is theirs.
+pub struct Resends {
+    retries: u32,
+    /// The attempt the last answer came from (1: the first send).
+    attempt: u32,
+}
+
+impl Resends {
+    pub fn new(retries: u32) -> Self {
+        Resends {
+            retries,
+            attempt: 1,
+        }
+    }
+
+    /// Whether to send the call again, given whether its last answer is unknown; counts it.
+    pub fn again(&mut self, unknown: bool) -> bool {
+        let again = unknown && self.attempt <= self.retries;
+        self.attempt += u32::from(again);
+        again
+    }
+
+    /// " (answer to attempt 3 of call c/7)" when a resend was answered, else nothing: a
+    /// refusal's text then says the node refused a resend, which is what a retry bug looks like.
+    pub fn note(&self, call: impl std::fmt::Display) -> String {
+        if self.attempt > 1 {
+            format!(" (answer to attempt {} of call {call})", self.attempt)
+        } else {
+            String::new()
+        }
+    }
+}
+
 pub fn names() -> Vec<&'static str> {
     SYSTEMS.iter().map(|s| s.name).collect()
 }
@@ -274,6 +310,24 @@ pub trait SystemClient: Send {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resends_stop_at_an_answer_or_after_retries_and_name_the_attempt() {
+        let mut resends = Resends::new(2);
+        assert_eq!(resends.note("c/1"), "");
+        assert!(resends.again(true));
+        assert!(!resends.again(false), "a known answer ends the resends");
+        assert_eq!(resends.note("c/1"), " (answer to attempt 2 of call c/1)");
+
+        let mut resends = Resends::new(2);
+        let sent = 1 + std::iter::from_fn(|| resends.again(true).then_some(())).count();
+        assert_eq!(sent, 3, "the first send and two resends");
+        assert_eq!(resends.note(7), " (answer to attempt 3 of call 7)");
+
+        let mut never = Resends::new(0);
+        assert!(!never.again(true));
+        assert_eq!(never.note(7), "");
+    }
 
     #[tokio::test]
     async fn ask_each_leaves_out_nodes_that_are_slow_or_say_nothing() {

@@ -10,7 +10,7 @@ use ozone_rpc::{CallRecord, OmClient, OmError, OmRequest, OmResponse, Status};
 use serde_json::{json, Value};
 
 use super::{BUCKET, FILES, VOLUME};
-use crate::systems::{Operation, Outcome, SystemClient, CREATE};
+use crate::systems::{Operation, Outcome, Resends, SystemClient, CREATE};
 
 /// One process's native OM client.
 pub(super) struct OzoneClient {
@@ -252,18 +252,13 @@ impl OzoneClient {
             .om
             .call_recorded(OmRequest::rename_key(VOLUME, BUCKET, &staging, key))
             .await;
-        let mut attempt = 1;
-        while attempt <= self.retries && om_class(&result) == ozone_rpc::Outcome::Info {
+        let mut resends = Resends::new(self.retries);
+        while resends.again(om_class(&result) == ozone_rpc::Outcome::Info) {
             // Sent, and the answer never came: resend the very same call (client id, call id).
             tokio::time::sleep(self.resend_after).await;
-            attempt += 1;
             result = self.resend(&record).await;
         }
-        let note = if attempt > 1 {
-            format!(" (answer to attempt {attempt} of call {})", record.call_id)
-        } else {
-            String::new()
-        };
+        let note = resends.note(record.call_id);
         self.last = Some(identity(&record));
         match result {
             Ok(r) if r.status == Status::KEY_ALREADY_EXISTS => {
