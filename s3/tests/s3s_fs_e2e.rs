@@ -62,11 +62,24 @@ impl Drop for Node {
 fn start_node() -> (Node, String) {
     ensure_image();
     let label = format!("chaos.run=s3-test-{}", std::process::id());
+    // This process and its start time (field 22 of /proc/self/stat), as the harness labels its
+    // runs: a `chaos run` or `chaos clean` at the same time then leaves the container alone.
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let start = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().nth(19))
+        .unwrap_or("0");
+    let pid = format!("chaos.pid={}", std::process::id());
+    let pid_start = format!("chaos.pid-start={start}");
     let out = docker(&[
         "run",
         "-d",
         "--label",
         &label,
+        "--label",
+        &pid,
+        "--label",
+        &pid_start,
         "-p",
         "127.0.0.1::8014",
         IMAGE,

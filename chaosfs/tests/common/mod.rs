@@ -75,6 +75,21 @@ pub fn run_label() -> String {
     format!("chaos.run=chaosfs-test-{}", std::process::id())
 }
 
+/// `--label` arguments naming this test process and its start time (field 22 of
+/// /proc/self/stat), as the harness labels its runs: a `chaos run` or `chaos clean` at the same
+/// time then sees these containers as a live run's and leaves them alone.
+pub fn owner_labels() -> Vec<String> {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after_name = stat.rfind(')').map_or("", |i| &stat[i + 1..]);
+    let start = after_name.split_whitespace().nth(19).unwrap_or("0");
+    vec![
+        "--label".into(),
+        format!("chaos.pid={}", std::process::id()),
+        "--label".into(),
+        format!("chaos.pid-start={start}"),
+    ]
+}
+
 /// A container running chaosfs; removed when dropped (also when a test fails).
 pub struct Node {
     pub id: String,
@@ -93,7 +108,9 @@ pub fn start(cmd: &[&str], fuse: bool) -> Node {
     let bin = static_bin();
     let vol = format!("{}:/chaosfs:ro", bin.display());
     let label = run_label();
+    let owner = owner_labels();
     let mut args = vec!["run", "-d", "--label", &label, "-v", &vol];
+    args.extend(owner.iter().map(String::as_str));
     if fuse {
         args.extend(["--device", "/dev/fuse", "--cap-add", "SYS_ADMIN"]);
     }
