@@ -90,6 +90,10 @@ fn broken_scenarios_are_located_and_rejected() {
             "13:13: faults[0].offset: `ahead` is not a clock offset",
         ),
         (
+            "armed-after-a-later-step.yaml",
+            "13:18: faults[0].armed-after: `armed-after:` names an earlier step, and this is the first",
+        ),
+        (
             "s3-workload-without-s3.yaml",
             "2:9: s3: system `ozone` needs an `s3:` section for this workload",
         ),

@@ -37,6 +37,8 @@ pub struct FaultEngine {
 pub struct EngineState {
     active: BTreeMap<usize, String>,
     fired: BTreeSet<usize>,
+    /// Steps whose every firing has played out (what `armed-after:` waits for).
+    over: BTreeSet<usize>,
 }
 
 /// How long a role target waits for a node to hold the role. An election takes a second or two,
@@ -112,6 +114,13 @@ impl FaultEngine {
         mut logs: tokio::sync::broadcast::Receiver<crate::cluster::LogLine>,
         workload_start: Instant,
     ) {
+        if let Some(earlier) = step.armed_after {
+            while !self.state().over.contains(&earlier) {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            // Lines printed before the step was armed do not count.
+            logs = logs.resubscribe();
+        }
         for firing in &step.firings {
             let fired_by = match &trigger {
                 Trigger::Time => {
@@ -162,6 +171,7 @@ impl FaultEngine {
             };
             self.fire(&step, firing, fired_by).await;
         }
+        self.state().over.insert(step.step);
     }
 
     async fn fire(&self, step: &StepPlan, firing: &Firing, trigger: String) {

@@ -30,6 +30,9 @@ pub struct StepPlan {
     /// The run may pass without this step ever applying (`optional: true`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub optional: bool,
+    /// The trigger watches only once this step is over (`armed-after:`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub armed_after: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -118,7 +121,10 @@ pub fn make_plan(spec: &Scenario, seed: u64) -> Plan {
                 .as_ref()
                 .map(|t| t.value.clone())
                 .unwrap_or_default();
-            let (trigger, firings) = firings(step, &target, &mut rng, workload_length);
+            let (mut trigger, firings) = firings(step, &target, &mut rng, workload_length);
+            if let Some(armed) = &step.armed_after {
+                trigger.push_str(&format!(" once step {} is over", armed.value));
+            }
             StepPlan {
                 step: i,
                 trigger,
@@ -126,6 +132,7 @@ pub fn make_plan(spec: &Scenario, seed: u64) -> Plan {
                 firings,
                 params: action_params(step),
                 optional: step.optional,
+                armed_after: step.armed_after.as_ref().map(|a| a.value),
             }
         })
         .collect();

@@ -340,6 +340,10 @@ pub struct FaultStep {
     pub on: Option<OnSpec>,
     pub when: Option<WhenSpec>,
     pub every: Option<DurRange>,
+    /// An `on:` or `when:` trigger watches only once this earlier step is over (applied, and
+    /// its `for:` undo and `then:` done): a log line or state before that does not count.
+    #[serde(rename = "armed-after")]
+    pub armed_after: Option<Spanned<usize>>,
     #[serde(rename = "do")]
     pub actions: Actions,
     pub mode: Option<PartitionMode>,

@@ -173,6 +173,7 @@ fn validate_fault_step(
     problems: &mut Problems,
 ) {
     let step = StepUnderCheck {
+        index: i,
         key: format!("faults[{i}]"),
         at: &step.referenced,
         s: &step.value,
@@ -187,6 +188,7 @@ fn validate_fault_step(
 /// A fault step with what its rules need: its key path and location for messages, the
 /// system's capabilities and the profile's nodes.
 struct StepUnderCheck<'a> {
+    index: usize,
     key: String,
     at: &'a Location,
     s: &'a FaultStep,
@@ -240,6 +242,29 @@ impl StepUnderCheck<'_> {
                     "a fault step needs exactly one trigger of at, after, on, when, every (found {triggers})"
                 ),
             );
+        }
+        if let Some(armed) = &s.armed_after {
+            let key = format!("{}.armed-after", self.key);
+            if s.on.is_none() && s.when.is_none() {
+                problems.at(
+                    &armed.referenced,
+                    &key,
+                    "`armed-after:` arms an `on:` or `when:` trigger",
+                );
+            }
+            if armed.value >= self.index {
+                problems.at(
+                    &armed.referenced,
+                    &key,
+                    match self.index {
+                        0 => "`armed-after:` names an earlier step, and this is the first".into(),
+                        i => format!(
+                            "`armed-after:` names an earlier step, 0 to {} (steps count from 0)",
+                            i - 1
+                        ),
+                    },
+                );
+            }
         }
         if let Some(on) = &s.on {
             if let Some(node) = &on.log.node {
