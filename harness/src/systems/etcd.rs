@@ -137,8 +137,7 @@ impl SystemClient for EtcdClient {
                             .map(|kv| decode(kv.value()))
                             .unwrap_or(Value::Null),
                     ),
-                    // A read changes nothing, so any failure is a definite no-op.
-                    Err(e) => Outcome::Fail(e.to_string()),
+                    Err(e) => classify(&e),
                 }
             }
             "write" => match self.client.put(key, encode(&op.value), None).await {
@@ -242,7 +241,7 @@ impl SystemClient for GatewayClient {
                             .map(|v| decode(unb64(v).as_bytes()))
                             .unwrap_or(Value::Null),
                     ),
-                    Err(e) => Outcome::Fail(e.to_string()),
+                    Err(e) => classify_gateway(&e),
                 }
             }
             // A create (cas [null, v]): the key with v if it does not exist.
@@ -288,8 +287,8 @@ fn decode(bytes: &[u8]) -> Value {
         .unwrap_or_else(|_| Value::String(text.into_owned()))
 }
 
-// How etcd's errors become outcomes: here and nowhere else. A read changes nothing, so the
-// clients record any failed read as fail without asking.
+// How etcd's errors become outcomes: here and nowhere else. A read whose outcome is unknown
+// is made fail by `workloads::invoke_within`, as for every system.
 
 /// Errors of a write through gRPC: certain no-ops (the server refused before applying, or the
 /// request never left) are fail; anything that may have reached the server is info.

@@ -122,8 +122,7 @@ impl SystemClient for RedisClient {
                         values.sort_by_key(|v| v.as_i64());
                         Outcome::Ok(Value::Array(values))
                     }
-                    // A read changes nothing: any failure is a definite no-op.
-                    Err(e) => Outcome::Fail(e.to_string()),
+                    Err(e) => classify(&e),
                 }
             }
             other => Outcome::Fail(format!("redis has no operation {other}")),

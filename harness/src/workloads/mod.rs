@@ -57,17 +57,21 @@ fn is_read_only(f: &str) -> bool {
 }
 
 /// One operation through a client, given at most `timeout`: an operation that outlives it is
-/// info (it may still take effect), or fail when it changes nothing. Every workload's
-/// operations go through here; the client classifies its own protocol's errors.
+/// info (it may still take effect). Every workload's operations go through here. The client
+/// classifies its own protocol's errors as for any operation; here, once for every client, a
+/// read whose outcome is unknown becomes fail, since it changed nothing either way.
 pub(crate) async fn invoke_within(
     client: &mut dyn SystemClient,
     op: &Operation,
     timeout: Duration,
 ) -> Outcome {
-    match tokio::time::timeout(timeout, client.invoke(op)).await {
+    let outcome = match tokio::time::timeout(timeout, client.invoke(op)).await {
         Ok(outcome) => outcome,
-        Err(_) if is_read_only(op.f) => Outcome::Fail("timeout".into()),
         Err(_) => Outcome::Info("timeout".into()),
+    };
+    match outcome {
+        Outcome::Info(why) if is_read_only(op.f) => Outcome::Fail(why),
+        outcome => outcome,
     }
 }
 
@@ -395,6 +399,55 @@ mod tests {
         }
         fn last_call(&self) -> Option<(String, String)> {
             self.last.clone()
+        }
+    }
+
+    /// A client that never knows: every operation's outcome is unknown, after `delay`.
+    struct Unknowing {
+        delay: Duration,
+    }
+
+    #[async_trait::async_trait]
+    impl SystemClient for Unknowing {
+        async fn invoke(&mut self, _op: &Operation) -> Outcome {
+            tokio::time::sleep(self.delay).await;
+            Outcome::Info("connection reset".into())
+        }
+    }
+
+    /// A read whose outcome is unknown is fail, whatever the client said or however it ended;
+    /// a write's stays info.
+    #[tokio::test]
+    async fn an_unknown_read_is_fail_and_an_unknown_write_info() {
+        let op = |f: &'static str| Operation {
+            f,
+            key: "k".into(),
+            value: Value::Null,
+        };
+        let patience = Duration::from_millis(50);
+        let mut answers = Unknowing {
+            delay: Duration::ZERO,
+        };
+        let mut hangs = Unknowing {
+            delay: Duration::from_secs(5),
+        };
+        for f in ["read", "get", "final-read"] {
+            let said = invoke_within(&mut answers, &op(f), patience).await;
+            assert!(
+                matches!(&said, Outcome::Fail(w) if w == "connection reset"),
+                "{f}: {said:?}"
+            );
+            let timed_out = invoke_within(&mut hangs, &op(f), patience).await;
+            assert!(
+                matches!(&timed_out, Outcome::Fail(w) if w == "timeout"),
+                "{f}: {timed_out:?}"
+            );
+        }
+        for f in ["write", "cas", "put"] {
+            let said = invoke_within(&mut answers, &op(f), patience).await;
+            assert!(matches!(said, Outcome::Info(_)), "{f}: {said:?}");
+            let timed_out = invoke_within(&mut hangs, &op(f), patience).await;
+            assert!(matches!(timed_out, Outcome::Info(_)), "{f}: {timed_out:?}");
         }
     }
 
