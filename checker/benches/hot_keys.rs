@@ -107,9 +107,19 @@ fn main() {
     let only = std::env::var("HOT_ONLY").ok();
     let skip_1m = std::env::var_os("HOT_SKIP_1M").is_some();
     let budget = Budget::with_timeout(Duration::from_secs(60));
-    let mut rows: Vec<Row> = Vec::new();
     header();
+    let mut rows = generated_rows(only.as_deref(), skip_1m, &budget);
+    rows.extend(shared_kv_rows(only.as_deref(), &budget));
+    if !skip_1m && only.is_none() {
+        for model in [ModelKind::CasRegister, ModelKind::Kv] {
+            file_check(model);
+        }
+    }
+    conclude(&rows);
+}
 
+/// Every generated history: each size, model and fault (none, a stale read, a lost write).
+fn generated_rows(only: Option<&str>, skip_1m: bool, budget: &Budget) -> Vec<Row> {
     // (operations, processes, info fraction, keys)
     let sizes: &[(usize, usize, f64, usize)] = &[
         (40_000, 20, 0.10, 3),
@@ -130,6 +140,7 @@ fn main() {
         (Fault::StaleRead, "stale"),
         (Fault::LostWrite, "lost"),
     ];
+    let mut rows = Vec::new();
     for &(ops, processes, info, keys) in sizes {
         if skip_1m && ops >= 1_000_000 {
             continue;
@@ -140,6 +151,7 @@ fn main() {
             if model == ModelKind::Set && ops > 40_000 {
                 continue;
             }
+            let keys = if model == ModelKind::Set { 16 } else { keys };
             for (fault, name) in faults {
                 let label = format!(
                     "{}-{}k-p{}-k{}-{}",
@@ -151,87 +163,95 @@ fn main() {
                     },
                     ops / 1000,
                     processes,
-                    if model == ModelKind::Set { 16 } else { keys },
+                    keys,
                     name
                 );
-                if only.as_deref().is_some_and(|o| !label.contains(o)) {
+                if only.is_some_and(|o| !label.contains(o)) {
                     continue;
                 }
-                let keys = if model == ModelKind::Set { 16 } else { keys };
                 let spec = Spec::new(model, ops, processes, keys, info)
                     .fault(fault)
                     .seed(ops as u64 ^ (processes as u64 * 7919));
-                let base = common::current();
-                let g = generate(&spec);
-                let history = common::current().saturating_sub(base);
-                let actual_info = g
-                    .history
-                    .ops
-                    .iter()
-                    .filter(|o| o.status == checker::Status::Info)
-                    .count();
-                let (r, d, peak) = measure(|| check(&g.history, model, &budget).expect("check"));
-                let row = Row {
-                    label,
-                    model,
-                    ops: g.history.ops.len(),
-                    processes: processes.to_string(),
-                    info: format!(
-                        "{:.0}%",
-                        100.0 * actual_info as f64 / g.history.ops.len() as f64
-                    ),
-                    keys,
-                    verdict: r.verdict,
-                    expected: g.expected,
-                    procedure: procedures(&r),
-                    secs: d.as_secs_f64(),
-                    peak,
-                    history,
-                    porcupine: "-".into(),
-                };
-                print(&row);
-                if let Some(e) = r.explanation() {
-                    // What a person reads (the witness of a generated fault: op #{witness}).
-                    let m: String = e.message.chars().take(300).collect();
-                    let more = if m.len() < e.message.len() {
-                        " ..."
-                    } else {
-                        ""
-                    };
-                    println!(
-                        "    {m}{more} [witness op #{}]",
-                        g.witness
-                            .map(|w| w.to_string())
-                            .unwrap_or_else(|| "-".into())
-                    );
-                }
-                if row.verdict != row.expected {
-                    for p in r.partitions.iter().filter(|p| p.unknown.is_some()) {
-                        println!("    {:?}: {:?}", p.key, p.unknown);
-                    }
-                }
-                rows.push(row);
+                rows.push(generated_row(label, &spec, budget));
             }
         }
     }
+    rows
+}
 
-    // The shared kv histories, beside Porcupine's reference time.
+/// Generates one history, checks it, prints its row and, for an illegal one, the explanation.
+fn generated_row(label: String, spec: &Spec, budget: &Budget) -> Row {
+    let base = common::current();
+    let g = generate(spec);
+    let history = common::current().saturating_sub(base);
+    let actual_info = g
+        .history
+        .ops
+        .iter()
+        .filter(|o| o.status == checker::Status::Info)
+        .count();
+    let (r, d, peak) = measure(|| check(&g.history, spec.model, budget).expect("check"));
+    let row = Row {
+        label,
+        model: spec.model,
+        ops: g.history.ops.len(),
+        processes: spec.processes.to_string(),
+        info: format!(
+            "{:.0}%",
+            100.0 * actual_info as f64 / g.history.ops.len() as f64
+        ),
+        keys: spec.keys,
+        verdict: r.verdict,
+        expected: g.expected,
+        procedure: procedures(&r),
+        secs: d.as_secs_f64(),
+        peak,
+        history,
+        porcupine: "-".into(),
+    };
+    print(&row);
+    if let Some(e) = r.explanation() {
+        // What a person reads (the witness of a generated fault: op #{witness}).
+        let m: String = e.message.chars().take(300).collect();
+        let more = if m.len() < e.message.len() {
+            " ..."
+        } else {
+            ""
+        };
+        println!(
+            "    {m}{more} [witness op #{}]",
+            g.witness
+                .map(|w| w.to_string())
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+    if row.verdict != row.expected {
+        for p in r.partitions.iter().filter(|p| p.unknown.is_some()) {
+            println!("    {:?}: {:?}", p.key, p.unknown);
+        }
+    }
+    row
+}
+
+/// The shared kv histories, beside Porcupine's reference time.
+fn shared_kv_rows(only: Option<&str>, budget: &Budget) -> Vec<Row> {
     let dir = common::shared_dir();
     let baseline = common::porcupine_baseline();
     let expected = std::fs::read_to_string(dir.join("EXPECTED.tsv")).unwrap_or_default();
+    let mut rows = Vec::new();
     for line in expected.lines().skip(1) {
         let c: Vec<&str> = line.split('\t').collect();
         if c.len() < 4 || !c[0].starts_with("kv/") {
             continue;
         }
-        if only.as_deref().is_some_and(|o| !c[0].contains(o)) {
+        if only.is_some_and(|o| !c[0].contains(o)) {
             continue;
         }
         let model: ModelKind = c[1].parse().expect("model");
         let base = common::current();
         let h = read_history(&dir.join(c[0]), Format::Auto).expect("history");
         let history = common::current().saturating_sub(base);
-        let (r, d, peak) = measure(|| check(&h, model, &budget).expect("check"));
+        let (r, d, peak) = measure(|| check(&h, model, budget).expect("check"));
         let mut processes: Vec<u64> = h.ops.iter().map(|o| o.process).collect();
         processes.sort_unstable();
         processes.dedup();
@@ -267,13 +287,11 @@ fn main() {
         print(&row);
         rows.push(row);
     }
+    rows
+}
 
-    if !skip_1m && only.is_none() {
-        for model in [ModelKind::CasRegister, ModelKind::Kv] {
-            file_check(model);
-        }
-    }
-
+/// The summary line; exits 1 when any verdict differs from the expected one.
+fn conclude(rows: &[Row]) {
     let bad: Vec<&Row> = rows.iter().filter(|r| r.verdict != r.expected).collect();
     let slowest = rows.iter().map(|r| r.secs).fold(0.0, f64::max);
     let biggest = rows.iter().map(|r| r.peak).max().unwrap_or(0);

@@ -13,15 +13,17 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
+/// An operation in flight on one process of the simulated store.
+struct Flight {
+    f: &'static str,
+    key: String,
+    input: Value,
+    result: Option<Value>, // Some once it took effect
+    failed: bool,
+}
+
 /// Drives a correct store with random actions, then lies now and then.
 fn generate(model: ModelKind, acts: &[(u8, u8, u8, u8)]) -> Vec<Event> {
-    struct Flight {
-        f: &'static str,
-        key: String,
-        input: Value,
-        result: Option<Value>, // Some once it took effect
-        failed: bool,
-    }
     let mut store: BTreeMap<String, Value> = BTreeMap::new();
     let mut flights: Vec<Option<Flight>> = (0..4).map(|_| None).collect();
     let mut process: Vec<u64> = (0..4).collect();
@@ -37,58 +39,22 @@ fn generate(model: ModelKind, acts: &[(u8, u8, u8, u8)]) -> Vec<Event> {
                     continue;
                 }
                 invoked += 1;
-                let key = format!("k{}", c % 2);
-                let (f, input): (&'static str, Value) = match model {
-                    ModelKind::Register => match a % 2 {
-                        0 => ("read", Value::Null),
-                        _ => ("write", json!(b % 3)),
-                    },
-                    ModelKind::CasRegister => match a % 3 {
-                        0 => ("read", Value::Null),
-                        1 => ("write", json!(b % 3)),
-                        _ => ("cas", json!([b % 3, (b / 3) % 3])),
-                    },
-                    ModelKind::Kv => match a % 3 {
-                        0 => ("get", Value::Null),
-                        1 => ("put", json!(["a", "b"][b as usize % 2])),
-                        _ => ("append", json!(["a", "b", "c"][b as usize % 3])),
-                    },
-                    ModelKind::Set => match a % 2 {
-                        0 => ("read", Value::Null),
-                        _ => ("add", json!(b % 4)),
-                    },
-                    ModelKind::S3Object => match a % 5 {
-                        0 | 1 => ("get", Value::Null),
-                        2 => ("put", json!({"body": (["a", "b"][b as usize % 2])})),
-                        3 => {
-                            if b % 2 == 0 {
-                                ("put", json!({"body": "c", "if_none_match": "*"}))
-                            } else {
-                                (
-                                    "put",
-                                    json!({"body": "d", "if_match": format!("e{}", b % 3)}),
-                                )
-                            }
-                        }
-                        _ => ("delete", Value::Null),
-                    },
-                };
+                let (f, input) = random_operation(model, a, b);
                 let key_opt = if model == ModelKind::Register && c % 3 == 0 {
                     None
                 } else {
-                    Some(key.as_str())
+                    Some(format!("k{}", c % 2))
                 };
-                let key = key_opt.unwrap_or("").to_string();
                 events.push(Event::new(
                     process[p],
                     EventType::Invoke,
                     f,
-                    key_opt,
+                    key_opt.as_deref(),
                     input.clone(),
                 ));
                 flights[p] = Some(Flight {
                     f,
-                    key,
+                    key: key_opt.unwrap_or_default(),
                     input,
                     result: None,
                     failed: false,
@@ -97,93 +63,16 @@ fn generate(model: ModelKind, acts: &[(u8, u8, u8, u8)]) -> Vec<Event> {
             Some(mut fl) => {
                 if fl.result.is_none() && !fl.failed && a % 3 != 0 {
                     // The linearization point.
-                    let s = store
-                        .get(&fl.key)
-                        .cloned()
-                        .unwrap_or_else(|| initial(model));
-                    let (n, out) = match (model, fl.f) {
-                        (_, "read" | "get") => (
-                            s.clone(),
-                            if model == ModelKind::S3Object && !s.is_null() {
-                                json!({"body": s["body"], "etag": s["etag"]})
-                            } else {
-                                s.clone()
-                            },
-                        ),
-                        (ModelKind::CasRegister, "cas") => {
-                            if fl.input[0] == s {
-                                (fl.input[1].clone(), fl.input.clone())
-                            } else {
-                                fl.failed = true;
-                                (s.clone(), Value::Null)
-                            }
-                        }
-                        (ModelKind::S3Object, "put") => {
-                            let holds = if fl.input.get("if_none_match").is_some() {
-                                s.is_null()
-                            } else if let Some(m) = fl.input.get("if_match") {
-                                !s.is_null() && &s["etag"] == m
-                            } else {
-                                true
-                            };
-                            if holds {
-                                etags += 1;
-                                let e = format!("e{}", etags % 3);
-                                (
-                                    json!({"body": fl.input["body"], "etag": e}),
-                                    json!({"etag": e}),
-                                )
-                            } else {
-                                (s.clone(), json!("precondition-failed"))
-                            }
-                        }
-                        (ModelKind::S3Object, "delete") => (Value::Null, Value::Null),
-                        _ => {
-                            let n = successors(model, &s, fl.f, &fl.input, None).remove(0);
-                            (n, fl.input.clone())
-                        }
-                    };
-                    store.insert(fl.key.clone(), n);
-                    if !fl.failed {
-                        fl.result = Some(out);
-                    }
+                    take_effect(model, &mut store, &mut fl, &mut etags);
                     flights[p] = Some(fl);
                     continue;
                 }
                 // Complete it.
+                let (kind, value) = completion(model, &mut fl, b, c);
                 let key_opt = if fl.key.is_empty() {
                     None
                 } else {
                     Some(fl.key.as_str())
-                };
-                let (kind, value) = if fl.failed {
-                    (EventType::Fail, fl.input.clone())
-                } else if b % 7 == 0 {
-                    (EventType::Info, Value::Null)
-                } else if let Some(r) = fl.result.take() {
-                    // Now and then, a wrong answer.
-                    let r = if c % 5 == 0 && matches!(fl.f, "read" | "get") {
-                        match model {
-                            ModelKind::Kv => json!(["", "a", "ab", "b", "ba"][c as usize % 5]),
-                            ModelKind::Set => json!([c % 4]),
-                            ModelKind::S3Object => {
-                                json!({"body": (["a", "b", "c"][c as usize % 3])})
-                            }
-                            _ => json!(c % 3),
-                        }
-                    } else {
-                        r
-                    };
-                    (EventType::Ok, r)
-                } else if !matches!(fl.f, "read" | "get") || b % 2 == 0 {
-                    // Never took effect: fail (a read may just as well say info).
-                    if model == ModelKind::S3Object && fl.f == "put" {
-                        (EventType::Info, Value::Null)
-                    } else {
-                        (EventType::Fail, fl.input.clone())
-                    }
-                } else {
-                    (EventType::Info, Value::Null)
                 };
                 events.push(Event::new(process[p], kind, fl.f, key_opt, value));
                 if kind == EventType::Info {
@@ -198,6 +87,139 @@ fn generate(model: ModelKind, acts: &[(u8, u8, u8, u8)]) -> Vec<Event> {
         e.time = i as u64;
     }
     events
+}
+
+/// A random operation of the model (`f` and its input) from two random bytes.
+fn random_operation(model: ModelKind, a: u8, b: u8) -> (&'static str, Value) {
+    match model {
+        ModelKind::Register => match a % 2 {
+            0 => ("read", Value::Null),
+            _ => ("write", json!(b % 3)),
+        },
+        ModelKind::CasRegister => match a % 3 {
+            0 => ("read", Value::Null),
+            1 => ("write", json!(b % 3)),
+            _ => ("cas", json!([b % 3, (b / 3) % 3])),
+        },
+        ModelKind::Kv => match a % 3 {
+            0 => ("get", Value::Null),
+            1 => ("put", json!(["a", "b"][b as usize % 2])),
+            _ => ("append", json!(["a", "b", "c"][b as usize % 3])),
+        },
+        ModelKind::Set => match a % 2 {
+            0 => ("read", Value::Null),
+            _ => ("add", json!(b % 4)),
+        },
+        ModelKind::S3Object => match a % 5 {
+            0 | 1 => ("get", Value::Null),
+            2 => ("put", json!({"body": (["a", "b"][b as usize % 2])})),
+            3 => {
+                if b % 2 == 0 {
+                    ("put", json!({"body": "c", "if_none_match": "*"}))
+                } else {
+                    (
+                        "put",
+                        json!({"body": "d", "if_match": format!("e{}", b % 3)}),
+                    )
+                }
+            }
+            _ => ("delete", Value::Null),
+        },
+    }
+}
+
+/// The operation takes effect on the store now: its new state, and the result it will report
+/// (none for a cas whose expected value was not there: it fails).
+fn take_effect(
+    model: ModelKind,
+    store: &mut BTreeMap<String, Value>,
+    fl: &mut Flight,
+    etags: &mut u32,
+) {
+    let s = store
+        .get(&fl.key)
+        .cloned()
+        .unwrap_or_else(|| initial(model));
+    let (n, out) = match (model, fl.f) {
+        (_, "read" | "get") => (
+            s.clone(),
+            if model == ModelKind::S3Object && !s.is_null() {
+                json!({"body": s["body"], "etag": s["etag"]})
+            } else {
+                s.clone()
+            },
+        ),
+        (ModelKind::CasRegister, "cas") => {
+            if fl.input[0] == s {
+                (fl.input[1].clone(), fl.input.clone())
+            } else {
+                fl.failed = true;
+                (s.clone(), Value::Null)
+            }
+        }
+        (ModelKind::S3Object, "put") => {
+            let holds = if fl.input.get("if_none_match").is_some() {
+                s.is_null()
+            } else if let Some(m) = fl.input.get("if_match") {
+                !s.is_null() && &s["etag"] == m
+            } else {
+                true
+            };
+            if holds {
+                *etags += 1;
+                let e = format!("e{}", *etags % 3);
+                (
+                    json!({"body": fl.input["body"], "etag": e}),
+                    json!({"etag": e}),
+                )
+            } else {
+                (s.clone(), json!("precondition-failed"))
+            }
+        }
+        (ModelKind::S3Object, "delete") => (Value::Null, Value::Null),
+        _ => {
+            let n = successors(model, &s, fl.f, &fl.input, None).remove(0);
+            (n, fl.input.clone())
+        }
+    };
+    store.insert(fl.key.clone(), n);
+    if !fl.failed {
+        fl.result = Some(out);
+    }
+}
+
+/// How the operation completes: fail if it failed, now and then info, its result (now and then
+/// a wrong one, for a read), or, when it never took effect, fail (a read may say info).
+fn completion(model: ModelKind, fl: &mut Flight, b: u8, c: u8) -> (EventType, Value) {
+    if fl.failed {
+        (EventType::Fail, fl.input.clone())
+    } else if b % 7 == 0 {
+        (EventType::Info, Value::Null)
+    } else if let Some(r) = fl.result.take() {
+        // Now and then, a wrong answer.
+        let r = if c % 5 == 0 && matches!(fl.f, "read" | "get") {
+            match model {
+                ModelKind::Kv => json!(["", "a", "ab", "b", "ba"][c as usize % 5]),
+                ModelKind::Set => json!([c % 4]),
+                ModelKind::S3Object => {
+                    json!({"body": (["a", "b", "c"][c as usize % 3])})
+                }
+                _ => json!(c % 3),
+            }
+        } else {
+            r
+        };
+        (EventType::Ok, r)
+    } else if !matches!(fl.f, "read" | "get") || b % 2 == 0 {
+        // Never took effect: fail (a read may just as well say info).
+        if model == ModelKind::S3Object && fl.f == "put" {
+            (EventType::Info, Value::Null)
+        } else {
+            (EventType::Fail, fl.input.clone())
+        }
+    } else {
+        (EventType::Info, Value::Null)
+    }
 }
 
 /// Operations per history: 8 by default (`BF_MAX_OPS` for a longer soak; the
