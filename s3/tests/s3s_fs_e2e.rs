@@ -137,7 +137,35 @@ async fn s3s_fs_conditional_writes() {
     assert!(!format!("{c:?}").contains(SECRET));
     wait_ready(&c, "chaos").await;
 
-    // Plain operations.
+    let etag = plain_operations(&c).await;
+    sequential_conditions(&c, &etag).await;
+    let store = BucketStore {
+        client: c.clone(),
+        bucket: "chaos".into(),
+    };
+    let probe = chaos_s3::probe_conditional_writes(&store, "probe/").await;
+    println!("probe: {}", probe.sentence);
+    assert!(probe.enforced, "{probe:#?}");
+
+    concurrent_creates(&c).await;
+    fencing_on_the_store(store).await;
+
+    // No credential in the node's log.
+    let logs = docker(&["logs", &node.id]);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&logs.stdout),
+        String::from_utf8_lossy(&logs.stderr)
+    );
+    assert!(
+        !all.contains(SECRET),
+        "the secret key appears in the node log"
+    );
+    drop(node);
+}
+
+/// Put, get (also of an absent key and with If-None-Match), list; returns the object's ETag.
+async fn plain_operations(c: &S3Client) -> String {
     let put = c
         .put("chaos", "dir/a key+x", b"one".to_vec(), &PutCondition::None)
         .await;
@@ -182,8 +210,12 @@ async fn s3s_fs_conditional_writes() {
         .collect();
     assert_eq!(keys, vec!["dir/a key+x".to_string()], "{list:?}");
 
-    // (a) Sequentially, If-None-Match: * on an existing key is refused, and so is If-Match
-    // with a wrong ETag; If-Match with the current one is accepted.
+    etag
+}
+
+/// Sequentially, If-None-Match: * on an existing key is refused, and so is If-Match with a
+/// wrong ETag; If-Match with the current one is accepted.
+async fn sequential_conditions(c: &S3Client, etag: &str) {
     let inm = c
         .put(
             "chaos",
@@ -211,22 +243,16 @@ async fn s3s_fs_conditional_writes() {
             "chaos",
             "dir/a key+x",
             b"two".to_vec(),
-            &PutCondition::IfMatch(etag.clone()),
+            &PutCondition::IfMatch(etag.to_string()),
         )
         .await;
     assert!(right.outcome.is_ok(), "{right:?}");
     let del = c.delete("chaos", "dir/a key+x").await;
     assert!(del.outcome.is_ok(), "{del:?}");
+}
 
-    let store = BucketStore {
-        client: c.clone(),
-        bucket: "chaos".into(),
-    };
-    let probe = chaos_s3::probe_conditional_writes(&store, "probe/").await;
-    println!("probe: {}", probe.sentence);
-    assert!(probe.enforced, "{probe:#?}");
-
-    // (b) Concurrent creates of one key with If-None-Match: *.
+/// Concurrent creates of one key with If-None-Match: *; s3s-fs lets more than one succeed.
+async fn concurrent_creates(c: &S3Client) {
     let rounds = 50;
     let writers = 8;
     let mut multi = 0;
@@ -283,8 +309,10 @@ async fn s3s_fs_conditional_writes() {
         "no round of {rounds} had two successful creates: s3s-fs's check-then-write race did \
          not show"
     );
+}
 
-    // The fencing workload on the real store (its takeovers race for each term).
+/// The fencing workload on the real store (its takeovers race for each term).
+async fn fencing_on_the_store(store: BucketStore) {
     let cfg = FencingConfig::default();
     let report = run_fencing(Arc::new(store), &cfg).await;
     match &report.verdict {
@@ -301,17 +329,4 @@ async fn s3s_fs_conditional_writes() {
         None => println!("fencing refused by the probe: {:?}", report.probe),
     }
     assert!(report.verdict.is_some());
-
-    // No credential in the node's log.
-    let logs = docker(&["logs", &node.id]);
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&logs.stdout),
-        String::from_utf8_lossy(&logs.stderr)
-    );
-    assert!(
-        !all.contains(SECRET),
-        "the secret key appears in the node log"
-    );
-    drop(node);
 }
