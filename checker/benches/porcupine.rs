@@ -25,28 +25,59 @@ fn main() {
         eprintln!("cannot read {}: {e}", dir.join("EXPECTED.tsv").display());
         std::process::exit(1)
     });
-    let baseline = common::porcupine_baseline();
     let only = std::env::var("BENCH_ONLY").ok();
     if std::env::var_os("BENCH_1M_ONLY").is_some() {
         big_history();
         return;
     }
     let budget = Budget::with_timeout(Duration::from_secs(60));
+    let measured = reference_histories(&dir, &table, only.as_deref(), &budget);
+    summarize(&measured);
+    // Beyond Porcupine: c50-bad key by key, every key decided.
+    if only.is_none()
+        || only
+            .as_deref()
+            .is_some_and(|o| "kv/c50-bad.txt".contains(o))
+    {
+        c50_bad_key_by_key(&dir, &budget);
+    }
+    if std::env::var_os("BENCH_SKIP_1M").is_none() && only.is_none() {
+        big_history();
+    }
+}
 
+/// What the reference histories measured: per family (name, our ms, Porcupine's ms, checks),
+/// per history (file, our ms, Porcupine's ms), and how many verdicts differ from EXPECTED.tsv.
+struct Measured {
+    families: Vec<(String, f64, f64, usize)>,
+    rows: Vec<(String, f64, f64)>,
+    mismatches: usize,
+}
+
+/// Every history of EXPECTED.tsv: the median of 5 checks beside Porcupine's time, a row each.
+fn reference_histories(
+    dir: &std::path::Path,
+    table: &str,
+    only: Option<&str>,
+    budget: &Budget,
+) -> Measured {
+    let baseline = common::porcupine_baseline();
     println!(
         "{:<24} {:>8} {:>9} {:>11} {:>11} {:>8} {:>10} {:>10}",
         "history", "verdict", "expected", "ours ms", "porcupine", "ratio", "peak mem", "states"
     );
-    let mut families: Vec<(String, f64, f64, usize)> = Vec::new();
-    let mut rows: Vec<(String, f64, f64)> = Vec::new();
-    let mut mismatches = 0;
+    let mut m = Measured {
+        families: Vec::new(),
+        rows: Vec::new(),
+        mismatches: 0,
+    };
     for line in table.lines().skip(1) {
         let c: Vec<&str> = line.split('\t').collect();
         if c.len() < 4 {
             continue;
         }
         let (file, model_name, expected) = (c[0], c[1], c[3]);
-        if only.as_deref().is_some_and(|o| !file.contains(o)) {
+        if only.is_some_and(|o| !file.contains(o)) {
             continue;
         }
         let model: ModelKind = model_name.parse().expect("model");
@@ -55,7 +86,7 @@ fn main() {
         let mut peak = 0;
         let mut last = None;
         for _ in 0..5 {
-            let (r, d, p) = measure(|| check(&history, model, &budget).expect("check"));
+            let (r, d, p) = measure(|| check(&history, model, budget).expect("check"));
             times.push(d.as_secs_f64() * 1e3);
             peak = peak.max(p);
             last = Some(r);
@@ -68,7 +99,7 @@ fn main() {
             .copied()
             .unwrap_or(f64::NAN);
         if r.verdict.as_str() != expected {
-            mismatches += 1;
+            m.mismatches += 1;
         }
         println!(
             "{:<24} {:>8} {:>9} {:>11.3} {:>11.3} {:>8.3} {:>10} {:>10}",
@@ -82,23 +113,28 @@ fn main() {
             r.states_explored
         );
         let family = file.split('/').next().unwrap_or("").to_string();
-        match families.iter_mut().find(|f| f.0 == family) {
+        match m.families.iter_mut().find(|f| f.0 == family) {
             Some(f) => {
                 f.1 += median;
                 f.2 += base;
                 f.3 += 1;
             }
-            None => families.push((family, median, base, 1)),
+            None => m.families.push((family, median, base, 1)),
         }
-        rows.push((file.to_string(), median, base));
+        m.rows.push((file.to_string(), median, base));
     }
+    m
+}
+
+/// Totals per family, the ten worst ratios, and the verdicts that differ.
+fn summarize(m: &Measured) {
     println!();
     println!(
         "{:<10} {:>6} {:>12} {:>14} {:>8}",
         "family", "checks", "ours ms", "porcupine ms", "ratio"
     );
     let (mut so, mut sp, mut sn) = (0.0, 0.0, 0);
-    for (f, o, p, n) in &families {
+    for (f, o, p, n) in &m.families {
         println!("{f:<10} {n:>6} {o:>12.3} {p:>14.3} {:>8.3}", o / p);
         so += o;
         sp += p;
@@ -109,52 +145,45 @@ fn main() {
         "total",
         so / sp
     );
+    let mut rows = m.rows.clone();
     rows.sort_by(|a, b| (b.1 / b.2).total_cmp(&(a.1 / a.2)));
     println!("\nworst ratios:");
     for (f, o, p) in rows.iter().take(10) {
         println!("  {f:<24} {o:>9.3} ms vs {p:>9.3} ms  ratio {:.3}", o / p);
     }
-    if mismatches > 0 {
-        println!("\n{mismatches} verdicts differ from EXPECTED.tsv");
+    if m.mismatches > 0 {
+        println!("\n{} verdicts differ from EXPECTED.tsv", m.mismatches);
     }
+}
 
-    // Beyond Porcupine: c50-bad key by key, every key decided.
-    if only.is_none()
-        || only
-            .as_deref()
-            .is_some_and(|o| "kv/c50-bad.txt".contains(o))
-    {
-        println!("\nkv/c50-bad.txt key by key (one thread per check):");
-        let history = read_history(&dir.join("kv/c50-bad.txt"), Format::Auto).expect("history");
-        let mut keys: Vec<String> = history.ops.iter().filter_map(|o| o.key.clone()).collect();
-        keys.sort();
-        keys.dedup();
+/// kv/c50-bad.txt, each key's sub-history checked on its own.
+fn c50_bad_key_by_key(dir: &std::path::Path, budget: &Budget) {
+    println!("\nkv/c50-bad.txt key by key (one thread per check):");
+    let history = read_history(&dir.join("kv/c50-bad.txt"), Format::Auto).expect("history");
+    let mut keys: Vec<String> = history.ops.iter().filter_map(|o| o.key.clone()).collect();
+    keys.sort();
+    keys.dedup();
+    println!(
+        "{:<5} {:>5} {:>8} {:>10} {:>10} {:>10}",
+        "key", "ops", "verdict", "ms", "peak mem", "states"
+    );
+    for k in keys {
+        let events: Vec<Event> = history
+            .events
+            .iter()
+            .filter(|e| e.key.as_deref() == Some(&k))
+            .cloned()
+            .collect();
+        let h = History::from_events(events).expect("sub-history");
+        let (r, d, p) = measure(|| check(&h, ModelKind::Kv, budget).expect("check"));
         println!(
-            "{:<5} {:>5} {:>8} {:>10} {:>10} {:>10}",
-            "key", "ops", "verdict", "ms", "peak mem", "states"
+            "{k:<5} {:>5} {:>8} {:>10.3} {:>10} {:>10}",
+            h.ops.len(),
+            r.verdict.as_str(),
+            d.as_secs_f64() * 1e3,
+            mib(p),
+            r.states_explored
         );
-        for k in keys {
-            let events: Vec<Event> = history
-                .events
-                .iter()
-                .filter(|e| e.key.as_deref() == Some(&k))
-                .cloned()
-                .collect();
-            let h = History::from_events(events).expect("sub-history");
-            let (r, d, p) = measure(|| check(&h, ModelKind::Kv, &budget).expect("check"));
-            println!(
-                "{k:<5} {:>5} {:>8} {:>10.3} {:>10} {:>10}",
-                h.ops.len(),
-                r.verdict.as_str(),
-                d.as_secs_f64() * 1e3,
-                mib(p),
-                r.states_explored
-            );
-        }
-    }
-
-    if std::env::var_os("BENCH_SKIP_1M").is_none() && only.is_none() {
-        big_history();
     }
 }
 

@@ -114,7 +114,7 @@ fn random_operation(model: ModelKind, a: u8, b: u8) -> (&'static str, Value) {
             0 | 1 => ("get", Value::Null),
             2 => ("put", json!({"body": (["a", "b"][b as usize % 2])})),
             3 => {
-                if b % 2 == 0 {
+                if b.is_multiple_of(2) {
                     ("put", json!({"body": "c", "if_none_match": "*"}))
                 } else {
                     (
@@ -193,11 +193,11 @@ fn take_effect(
 fn completion(model: ModelKind, fl: &mut Flight, b: u8, c: u8) -> (EventType, Value) {
     if fl.failed {
         (EventType::Fail, fl.input.clone())
-    } else if b % 7 == 0 {
+    } else if b.is_multiple_of(7) {
         (EventType::Info, Value::Null)
     } else if let Some(r) = fl.result.take() {
         // Now and then, a wrong answer.
-        let r = if c % 5 == 0 && matches!(fl.f, "read" | "get") {
+        let r = if c.is_multiple_of(5) && matches!(fl.f, "read" | "get") {
             match model {
                 ModelKind::Kv => json!(["", "a", "ab", "b", "ba"][c as usize % 5]),
                 ModelKind::Set => json!([c % 4]),
@@ -210,7 +210,7 @@ fn completion(model: ModelKind, fl: &mut Flight, b: u8, c: u8) -> (EventType, Va
             r
         };
         (EventType::Ok, r)
-    } else if !matches!(fl.f, "read" | "get") || b % 2 == 0 {
+    } else if !matches!(fl.f, "read" | "get") || b.is_multiple_of(2) {
         // Never took effect: fail (a read may just as well say info).
         if model == ModelKind::S3Object && fl.f == "put" {
             (EventType::Info, Value::Null)
