@@ -2,7 +2,8 @@
 //! clusters: Redis loses acknowledged writes without fsync and keeps them with it, etcd stays
 //! linearizable under slow fsyncs and crashes that drop un-fsynced data, a lost reply makes a
 //! retried create answer "already exists", the proxy alone changes nothing, and a skewed clock
-//! reaches Redis while it runs. Docker is required; nothing here skips.
+//! reaches Redis while it runs, and a step armed after another ignores the log lines printed
+//! before the other was over. Docker is required; nothing here skips.
 
 mod common;
 
@@ -216,5 +217,56 @@ fn redis_time_follows_the_clock_skew_and_comes_back_to_true_time() {
     assert_eq!(
         events[0]["detail"]["processes"]["redis1"][0],
         "1 redis-server"
+    );
+}
+
+/// Seconds since the run began of each line of a node's log that contains `text`.
+fn log_times(run: &Path, node: &str, text: &str) -> Vec<f64> {
+    let log = std::fs::read_to_string(run.join(format!("logs/{node}.log"))).unwrap_or_default();
+    log.lines()
+        .filter(|l| l.contains(text))
+        .filter_map(|l| l.strip_prefix('[')?.split(']').next()?.trim().parse().ok())
+        .collect()
+}
+
+#[test]
+fn an_armed_step_ignores_lines_printed_before_its_earlier_step_is_over() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, run) = play("harness/tests/fixtures/etcd-armed-after.yaml");
+    assert_eq!(code, 0, "{run:?}");
+    let events = faults(&run);
+    let seconds = |f: &Value, key: &str| f[key].as_u64().unwrap() as f64 / 1e9;
+    let event = |step: u64, phase: &str| {
+        events
+            .iter()
+            .find(|f| f["step"] == step && f["phase"] == phase && f["outcome"] == "ok")
+            .unwrap_or_else(|| panic!("step {step} {phase} in {events:#?}"))
+    };
+    let (killed, restarted) = (
+        seconds(event(0, "apply"), "started"),
+        seconds(event(0, "undo"), "time"),
+    );
+    // The leader step 0 killed was replaced while step 0 was in force: the line came, too early.
+    let early: Vec<f64> = ["etcd1", "etcd2", "etcd3"]
+        .iter()
+        .flat_map(|n| log_times(&run, n, "became leader at term"))
+        .filter(|t| *t > killed && *t < restarted)
+        .collect();
+    assert!(
+        !early.is_empty(),
+        "an election between {killed} s and {restarted} s"
+    );
+    let armed = event(1, "apply");
+    assert!(
+        seconds(armed, "started") > restarted,
+        "step 1 fired at {} s, before step 0 was over at {restarted} s (lines at {early:?})",
+        seconds(armed, "started")
+    );
+    assert!(
+        armed["trigger"]
+            .as_str()
+            .unwrap()
+            .contains("once step 0 is over"),
+        "{armed}"
     );
 }
