@@ -4,7 +4,12 @@
 //! is recorded in faults.jsonl.
 
 pub mod log;
+mod partition;
 pub mod proxy;
+mod triggers;
+
+pub use partition::partition_grudge;
+use triggers::Trigger;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -122,52 +127,11 @@ impl FaultEngine {
             logs = logs.resubscribe();
         }
         for firing in &step.firings {
-            let fired_by = match &trigger {
-                Trigger::Time => {
-                    let at = workload_start + firing.at.unwrap_or_default();
-                    tokio::time::sleep_until(at.into()).await;
-                    step.trigger.clone()
-                }
-                Trigger::Ops(n) => {
-                    let mut completed = self.recorder.completed();
-                    let _ = completed.wait_for(|c| *c >= *n).await;
-                    step.trigger.clone()
-                }
-                Trigger::Log { node, regex } => loop {
-                    match logs.recv().await {
-                        Ok(line) => {
-                            let node_matches = node.as_ref().is_none_or(|n| *n == line.node);
-                            if node_matches && regex.is_match(&line.text) {
-                                break format!("{} ({}: {})", step.trigger, line.node, line.text);
-                            }
-                        }
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                        Err(_) => return,
-                    }
-                },
-                Trigger::Probe { node, role } => loop {
-                    let roles = self.adapter.roles().await;
-                    let hit = roles
-                        .iter()
-                        .find(|(n, r)| **r == *role && node.as_ref().is_none_or(|want| want == *n));
-                    if let Some((n, _)) = hit {
-                        break format!("{} ({n})", step.trigger);
-                    }
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                },
-                Trigger::Behind { node, by } => loop {
-                    let applied = self.adapter.applied_indexes().await;
-                    let top = applied.values().flatten().max().copied().unwrap_or(0);
-                    let hit = applied.iter().find_map(|(n, a)| {
-                        let a = (*a)?;
-                        let wanted = node.as_ref().is_none_or(|w| w == n);
-                        (wanted && top.saturating_sub(a) > *by).then_some((n, a))
-                    });
-                    if let Some((n, a)) = hit {
-                        break format!("{} ({n} at {a}, highest {top})", step.trigger);
-                    }
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                },
+            let Some(fired_by) = trigger
+                .fired(self, &step, firing, &mut logs, workload_start)
+                .await
+            else {
+                return;
             };
             self.fire(&step, firing, fired_by).await;
         }
@@ -546,180 +510,4 @@ struct Act<'a> {
     trigger: Option<String>,
     /// clock-skew: this firing's offset in ms.
     offset: Option<i64>,
-}
-
-enum Trigger {
-    Time,
-    Ops(u64),
-    Log {
-        node: Option<String>,
-        regex: Regex,
-    },
-    Probe {
-        node: Option<String>,
-        role: Role,
-    },
-    /// A node more than `by` entries behind the highest applied index.
-    Behind {
-        node: Option<String>,
-        by: u64,
-    },
-}
-
-impl Trigger {
-    fn from_step(step: &FaultStep) -> Trigger {
-        if let Some(after) = &step.after {
-            Trigger::Ops(after.ops)
-        } else if let Some(on) = &step.on {
-            Trigger::Log {
-                node: on.log.node.as_ref().map(|n| n.value.clone()),
-                // Validated when the scenario was loaded.
-                regex: Regex::new(&on.log.regex.value)
-                    .unwrap_or_else(|_| Regex::new("$^").unwrap()),
-            }
-        } else if let Some(when) = &step.when {
-            let node = when.node.as_ref().map(|n| n.value.clone());
-            match when.behind {
-                Some(by) => Trigger::Behind { node, by },
-                // Validated: one of role and behind.
-                None => Trigger::Probe {
-                    node,
-                    role: when.role.unwrap_or(Role::Leader),
-                },
-            }
-        } else {
-            Trigger::Time
-        }
-    }
-}
-
-/// Who drops packets from whom for a partition of `all` nodes.
-pub fn partition_grudge(
-    mode: PartitionMode,
-    targets: &[String],
-    all: &[String],
-    rng: &mut ChaCha8Rng,
-) -> Grudge {
-    let mut grudge: Grudge = all.iter().map(|n| (n.clone(), BTreeSet::new())).collect();
-    let mut cut = |a: &[String], b: &[String]| {
-        for x in a {
-            for y in b {
-                if let Some(set) = grudge.get_mut(x) {
-                    set.insert(y.clone());
-                }
-                if let Some(set) = grudge.get_mut(y) {
-                    set.insert(x.clone());
-                }
-            }
-        }
-    };
-    // Targets first (in the smaller side), then the others in seeded order.
-    let mut order: Vec<String> = targets.to_vec();
-    let mut rest: Vec<String> = all
-        .iter()
-        .filter(|n| !targets.contains(n))
-        .cloned()
-        .collect();
-    rest.shuffle(rng);
-    order.extend(rest.iter().cloned());
-    match mode {
-        PartitionMode::Isolate => cut(targets, &rest),
-        PartitionMode::Halves => {
-            let (small, big) = order.split_at(all.len() / 2);
-            cut(small, big);
-        }
-        PartitionMode::Bridge => {
-            let mid = all.len() / 2;
-            let (left, right) = order.split_at(mid);
-            // right[0] is the bridge: it sees both sides.
-            cut(left, right.get(1..).unwrap_or_default());
-        }
-        PartitionMode::MajorityRing => {
-            let n = order.len();
-            let window = n / 2 + 1;
-            let back = (window - 1) / 2;
-            for (i, node) in order.iter().enumerate() {
-                let sees: BTreeSet<usize> = (0..window).map(|d| (i + n + d - back) % n).collect();
-                let drops = (0..n)
-                    .filter(|j| !sees.contains(j))
-                    .map(|j| order[j].clone());
-                if let Some(set) = grudge.get_mut(node) {
-                    set.extend(drops);
-                }
-            }
-        }
-    }
-    grudge
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names(n: usize) -> Vec<String> {
-        (1..=n).map(|i| format!("n{i}")).collect()
-    }
-
-    #[test]
-    fn isolate_cuts_targets_from_everyone_both_ways() {
-        let all = names(3);
-        let g = partition_grudge(
-            PartitionMode::Isolate,
-            &["n2".to_string()],
-            &all,
-            &mut ChaCha8Rng::seed_from_u64(1),
-        );
-        assert_eq!(
-            g["n2"],
-            BTreeSet::from(["n1".to_string(), "n3".to_string()])
-        );
-        assert_eq!(g["n1"], BTreeSet::from(["n2".to_string()]));
-        assert_eq!(g["n3"], BTreeSet::from(["n2".to_string()]));
-    }
-
-    #[test]
-    fn halves_put_targets_in_the_minority() {
-        let all = names(5);
-        let g = partition_grudge(
-            PartitionMode::Halves,
-            &["n4".to_string()],
-            &all,
-            &mut ChaCha8Rng::seed_from_u64(2),
-        );
-        assert_eq!(g["n4"].len(), 3);
-        let minority: Vec<_> = g.iter().filter(|(_, s)| s.len() == 3).collect();
-        assert_eq!(minority.len(), 2);
-    }
-
-    #[test]
-    fn majority_ring_every_node_sees_a_majority_and_none_the_same() {
-        let all = names(5);
-        let g = partition_grudge(
-            PartitionMode::MajorityRing,
-            &[],
-            &all,
-            &mut ChaCha8Rng::seed_from_u64(3),
-        );
-        let mut views = BTreeSet::new();
-        for (node, drops) in &g {
-            assert_eq!(drops.len(), 2, "{node} sees a majority of 5");
-            assert!(!drops.contains(node));
-            views.insert(drops.clone());
-        }
-        assert_eq!(views.len(), 5);
-    }
-
-    #[test]
-    fn bridge_node_sees_both_sides() {
-        let all = names(5);
-        let g = partition_grudge(
-            PartitionMode::Bridge,
-            &[],
-            &all,
-            &mut ChaCha8Rng::seed_from_u64(4),
-        );
-        let bridges: Vec<_> = g.iter().filter(|(_, s)| s.is_empty()).collect();
-        assert_eq!(bridges.len(), 1);
-        assert_eq!(g.values().filter(|s| s.len() == 2).count(), 4);
-    }
 }

@@ -1,0 +1,117 @@
+//! What a fault step waits for before it fires: a time, a count of completed operations, a
+//! log line, a probed role, or a node falling behind.
+
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+use tokio::sync::broadcast;
+
+use super::FaultEngine;
+use crate::cluster::LogLine;
+use crate::scenario::plan::{Firing, StepPlan};
+use crate::scenario::{FaultStep, Role};
+
+pub(super) enum Trigger {
+    Time,
+    Ops(u64),
+    Log {
+        node: Option<String>,
+        regex: Regex,
+    },
+    Probe {
+        node: Option<String>,
+        role: Role,
+    },
+    /// A node more than `by` entries behind the highest applied index.
+    Behind {
+        node: Option<String>,
+        by: u64,
+    },
+}
+
+impl Trigger {
+    pub(super) fn from_step(step: &FaultStep) -> Trigger {
+        if let Some(after) = &step.after {
+            Trigger::Ops(after.ops)
+        } else if let Some(on) = &step.on {
+            Trigger::Log {
+                node: on.log.node.as_ref().map(|n| n.value.clone()),
+                // Validated when the scenario was loaded.
+                regex: Regex::new(&on.log.regex.value)
+                    .unwrap_or_else(|_| Regex::new("$^").unwrap()),
+            }
+        } else if let Some(when) = &step.when {
+            let node = when.node.as_ref().map(|n| n.value.clone());
+            match when.behind {
+                Some(by) => Trigger::Behind { node, by },
+                // Validated: one of role and behind.
+                None => Trigger::Probe {
+                    node,
+                    role: when.role.unwrap_or(Role::Leader),
+                },
+            }
+        } else {
+            Trigger::Time
+        }
+    }
+
+    /// Waits until the trigger fires for this firing and says what fired it (the step's
+    /// trigger, with the line or the node that did); None when the logs ended first.
+    pub(super) async fn fired(
+        &self,
+        engine: &FaultEngine,
+        step: &StepPlan,
+        firing: &Firing,
+        logs: &mut broadcast::Receiver<LogLine>,
+        workload_start: Instant,
+    ) -> Option<String> {
+        let fired_by = match self {
+            Trigger::Time => {
+                let at = workload_start + firing.at.unwrap_or_default();
+                tokio::time::sleep_until(at.into()).await;
+                step.trigger.clone()
+            }
+            Trigger::Ops(n) => {
+                let mut completed = engine.recorder.completed();
+                let _ = completed.wait_for(|c| *c >= *n).await;
+                step.trigger.clone()
+            }
+            Trigger::Log { node, regex } => loop {
+                match logs.recv().await {
+                    Ok(line) => {
+                        let node_matches = node.as_ref().is_none_or(|n| *n == line.node);
+                        if node_matches && regex.is_match(&line.text) {
+                            break format!("{} ({}: {})", step.trigger, line.node, line.text);
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(_) => return None,
+                }
+            },
+            Trigger::Probe { node, role } => loop {
+                let roles = engine.adapter.roles().await;
+                let hit = roles
+                    .iter()
+                    .find(|(n, r)| **r == *role && node.as_ref().is_none_or(|want| want == *n));
+                if let Some((n, _)) = hit {
+                    break format!("{} ({n})", step.trigger);
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            },
+            Trigger::Behind { node, by } => loop {
+                let applied = engine.adapter.applied_indexes().await;
+                let top = applied.values().flatten().max().copied().unwrap_or(0);
+                let hit = applied.iter().find_map(|(n, a)| {
+                    let a = (*a)?;
+                    let wanted = node.as_ref().is_none_or(|w| w == n);
+                    (wanted && top.saturating_sub(a) > *by).then_some((n, a))
+                });
+                if let Some((n, a)) = hit {
+                    break format!("{} ({n} at {a}, highest {top})", step.trigger);
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            },
+        };
+        Some(fired_by)
+    }
+}
