@@ -272,3 +272,48 @@ fn budget_exhaustion_is_unknown_and_names_the_partition() {
     assert_eq!(r.verdict, Verdict::Ok);
     assert_eq!(r.partitions[0].procedure, checker::Procedure::ReadsFrom);
 }
+
+/// Recorded on Ceph RGW 16.2 (ceph/register-faults, 2026-12-02): a PUT If-Match the current
+/// ETag and a DELETE of the key, run at once and both acknowledged, then a GET of the PUT's
+/// body. In either order one of them could not have answered so, and the s3-object model says
+/// so (the cut of key o0 around 46.5 s of that run, values as recorded).
+#[test]
+fn a_conditional_put_and_a_delete_that_both_succeed_leave_no_order() {
+    use checker::linearizable::{check, Budget};
+    use EventType::*;
+    let put = |body: &str| json!({ "body": body });
+    let h = History::from_events(vec![
+        ev(2, Invoke, "put", Some("o0"), put("b365")),
+        ev(2, Ok, "put", Some("o0"), json!({ "etag": "ddcde862" })),
+        ev(
+            2,
+            Invoke,
+            "put",
+            Some("o0"),
+            json!({ "body": "b373", "if_match": "ddcde862" }),
+        ),
+        ev(6, Invoke, "delete", Some("o0"), Value::Null),
+        ev(2, Ok, "put", Some("o0"), json!({ "etag": "7c401d01" })),
+        ev(6, Ok, "delete", Some("o0"), Value::Null),
+        ev(2, Invoke, "get", Some("o0"), Value::Null),
+        ev(
+            2,
+            Ok,
+            "get",
+            Some("o0"),
+            json!({ "body": "b373", "etag": "7c401d01" }),
+        ),
+    ])
+    .unwrap();
+    let r = check(&h, ModelKind::S3Object, &Budget::default()).unwrap();
+    assert_eq!(r.verdict, Verdict::Illegal, "{}", checker::render(&r));
+    let text = checker::render(&r);
+    assert!(text.contains("key o0"), "{text}");
+
+    // Without the delete's acknowledgement (it may not have taken effect), it is legal.
+    let mut events = h.events.clone();
+    events[5] = ev(6, Info, "delete", Some("o0"), Value::Null);
+    let h = History::from_events(events).unwrap();
+    let r = check(&h, ModelKind::S3Object, &Budget::default()).unwrap();
+    assert_eq!(r.verdict, Verdict::Ok, "{}", checker::render(&r));
+}
