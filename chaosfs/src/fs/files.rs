@@ -2,6 +2,7 @@
 //! are held in the file's overlay (in `Control::overlays`) until an fsync writes them back, so a
 //! crash can drop them; with it off, they go straight to the backing file.
 
+use std::collections::hash_map::{Entry, HashMap};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -95,28 +96,36 @@ impl Inner {
 
     pub(super) fn truncate(&self, fd: &Arc<OwnedFd>, key: Key, size: u64) -> Result<(), Errno> {
         if self.ctl.lose_unsynced.load(Ordering::SeqCst) {
-            let backing = fstat(fd.as_raw_fd())?.st_size as u64;
             let mut ovs = lock(&self.ctl.overlays);
             if self.ctl.lose_unsynced.load(Ordering::SeqCst) {
-                let path = if ovs.contains_key(&key) {
-                    String::new()
-                } else {
-                    self.app_path(fd)
-                };
-                ovs.entry(key)
-                    .or_insert_with(|| Dirty {
-                        overlay: Overlay::new(backing),
-                        fd: fd.clone(),
-                        path,
-                    })
-                    .overlay
-                    .truncate(size);
+                let backing = || Ok(fstat(fd.as_raw_fd())?.st_size as u64);
+                self.held_back(&mut ovs, key, fd, backing)?.truncate(size);
                 return Ok(());
             }
         }
         let p = proc_path(fd.as_raw_fd());
         // SAFETY: NUL-terminated path.
         check(unsafe { libc::truncate(p.as_ptr(), size as libc::off_t) })
+    }
+
+    /// The file's held-back data, started on its first held-back change from the backing
+    /// file's size then (`backing`, asked only then) and the path the application sees.
+    fn held_back<'a>(
+        &self,
+        ovs: &'a mut HashMap<Key, Dirty>,
+        key: Key,
+        fd: &Arc<OwnedFd>,
+        backing: impl FnOnce() -> Result<u64, Errno>,
+    ) -> Result<&'a mut Overlay, Errno> {
+        let dirty = match ovs.entry(key) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(Dirty {
+                overlay: Overlay::new(backing()?),
+                fd: fd.clone(),
+                path: self.app_path(fd),
+            }),
+        };
+        Ok(&mut dirty.overlay)
     }
 
     pub(super) fn do_write(
@@ -130,18 +139,8 @@ impl Inner {
         if self.ctl.lose_unsynced.load(Ordering::SeqCst) {
             let mut ovs = lock(&self.ctl.overlays);
             if self.ctl.lose_unsynced.load(Ordering::SeqCst) {
-                let d = match ovs.entry(key) {
-                    std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        let backing = file.metadata().map_err(|e| io_errno(&e))?.len();
-                        e.insert(Dirty {
-                            overlay: Overlay::new(backing),
-                            fd: fd.clone(),
-                            path: self.app_path(fd),
-                        })
-                    }
-                };
-                d.overlay.write(off, data);
+                let backing = || Ok(file.metadata().map_err(|e| io_errno(&e))?.len());
+                self.held_back(&mut ovs, key, fd, backing)?.write(off, data);
                 return Ok(data.len() as u32);
             }
         }
@@ -197,20 +196,8 @@ impl Inner {
                     .unwrap_or(0);
                 if end > cur {
                     let mut ovs = lock(&self.ctl.overlays);
-                    let path = if ovs.contains_key(&key) {
-                        String::new()
-                    } else {
-                        self.app_path(&fd)
-                    };
-                    let backing = file.metadata().map(|m| m.len()).unwrap_or(0);
-                    ovs.entry(key)
-                        .or_insert_with(|| Dirty {
-                            overlay: Overlay::new(backing),
-                            fd: fd.clone(),
-                            path,
-                        })
-                        .overlay
-                        .extend(end);
+                    let backing = || Ok(file.metadata().map(|m| m.len()).unwrap_or(0));
+                    self.held_back(&mut ovs, key, &fd, backing)?.extend(end);
                 }
             }
             return Ok(());
