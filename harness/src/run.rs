@@ -355,7 +355,7 @@ async fn connect_adapter(stage: &Stage<'_>) -> Result<Option<Arc<dyn systems::Sy
         sends_duplicates: spec.workload.duplicate_after.is_some(),
         read: spec.workload.read,
         connect_timeout: Duration::from_secs(1),
-        s3: spec.s3.clone(),
+        s3: spec.s3.as_ref().map(|s| s.value.clone()),
     };
     let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(stage.cluster, &settings));
     // The system's readiness budget: an Ozone cluster is serviceable only once an OM leads

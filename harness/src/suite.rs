@@ -118,6 +118,49 @@ impl FromStr for Shard {
     }
 }
 
+/// `--seeds`: `1..10` (both ends included), `7`, or a list `1,4,9`; at most
+/// [`SeedRange::MAX`] seeds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeedRange(pub Vec<u64>);
+
+impl SeedRange {
+    pub const MAX: u64 = 10_000;
+}
+
+impl FromStr for SeedRange {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<SeedRange, String> {
+        let bad = || {
+            format!("--seeds expects a range like 1..10, a seed, or a list like 1,4,9; got `{s}`")
+        };
+        let number = |t: &str| t.trim().parse::<u64>().map_err(|_| bad());
+        let seeds: Vec<u64> = match s.split_once("..") {
+            Some((low, high)) => {
+                let (low, high) = (number(low)?, number(high)?);
+                if low > high {
+                    return Err(format!("--seeds `{s}`: the range is empty (low > high)"));
+                }
+                if high - low >= Self::MAX {
+                    return Err(format!(
+                        "--seeds `{s}`: {} seeds; at most {} at once",
+                        u128::from(high - low) + 1,
+                        Self::MAX
+                    ));
+                }
+                (low..=high).collect()
+            }
+            None => s
+                .split(',')
+                .map(number)
+                .collect::<std::result::Result<_, _>>()?,
+        };
+        if seeds.len() as u64 > Self::MAX {
+            return Err(format!("--seeds: at most {} seeds at once", Self::MAX));
+        }
+        Ok(SeedRange(seeds))
+    }
+}
+
 impl Shard {
     /// Round-robin over the suite's order: each scenario's seeds spread over the shards, so long
     /// and short scenarios share the machines evenly.
@@ -128,27 +171,29 @@ impl Shard {
 
 /// Reads a suite file.
 pub fn load(path: &Path) -> Result<Suite> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
-    parse(&text).map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))
+    let text =
+        crate::scenario::read_file(path).map_err(|e| HarnessError::BadInput(e.to_string()))?;
+    parse(&text).map_err(|e| HarnessError::BadInput(format!("{}{e}", path.display())))
 }
 
 pub fn parse(text: &str) -> std::result::Result<Suite, String> {
-    let suite: Suite = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    // Errors start with the separator after the file name: `:line:col: ...` or `: ...`.
+    let suite: Suite =
+        serde_saphyr::from_str(text).map_err(|e| crate::scenario::wording::in_file("", &e))?;
     if suite.scenarios.is_empty() {
-        return Err("a suite needs at least one entry under `scenarios`".into());
+        return Err(": a suite needs at least one entry under `scenarios`".into());
     }
     for e in &suite.scenarios {
         if let Seeds::Count(0) = e.seeds {
             return Err(format!(
-                "{}: `seeds` must be at least 1",
+                ": {}: `seeds` must be at least 1",
                 e.scenario.display()
             ));
         }
         if let Seeds::List(l) = &e.seeds {
             if l.is_empty() {
                 return Err(format!(
-                    "{}: `seeds` is an empty list",
+                    ": {}: `seeds` is an empty list",
                     e.scenario.display()
                 ));
             }
@@ -280,6 +325,24 @@ mod tests {
         assert!("4/3".parse::<Shard>().is_err());
         assert!("x".parse::<Shard>().is_err());
         assert!(parse("scenarios: []\n").is_err());
+    }
+
+    #[test]
+    fn seed_ranges() {
+        assert_eq!("1..3".parse::<SeedRange>().unwrap().0, [1, 2, 3]);
+        assert_eq!("7".parse::<SeedRange>().unwrap().0, [7]);
+        assert_eq!("1,4, 9".parse::<SeedRange>().unwrap().0, [1, 4, 9]);
+        for bad in [
+            "",
+            "3..1",
+            "a..b",
+            "1..",
+            "0..18446744073709551615",
+            "1,,2",
+            "-1",
+        ] {
+            assert!(bad.parse::<SeedRange>().is_err(), "{bad}");
+        }
         assert!(parse("scenarios:\n  - scenario: a.yaml\n    seeds: 0\n").is_err());
         assert!(parse("scenarios:\n  - scenario: a.yaml\n    seeds: 1\n    typo: 2\n").is_err());
     }

@@ -97,6 +97,47 @@ fn broken_scenarios_are_located_and_rejected() {
             "s3-workload-without-s3.yaml",
             "2:9: s3: system `ozone` needs an `s3:` section for this workload",
         ),
+        // What the mutation fuzzer of issue 25 found: every case located, in our words.
+        (
+            "no-processes.yaml",
+            "6:14: workload.processes: needs at least 1 (found 0)",
+        ),
+        (
+            "nan-rate.yaml",
+            "6:9: workload.rate: `NaN/s` is not a rate",
+        ),
+        (
+            "huge-duration.yaml",
+            "7:13: workload.duration: `2000000000000000000000s` is longer than the longest duration allowed, 30 days",
+        ),
+        (
+            "at-after-the-end.yaml",
+            "11:5: faults[0].at: `at: 9s` comes after the workload ends (5s)",
+        ),
+        (
+            "every-zero.yaml",
+            "11:5: faults[0].every: `every:` needs a period above 0",
+        ),
+        (
+            "for-zero.yaml",
+            "11:5: faults[0].for: `for:` needs a length above 0",
+        ),
+        (
+            "bad-header-regex.yaml",
+            "11:5: faults[0].match.header.x-chaos-call: invalid regex `[a-`: unclosed character class",
+        ),
+        (
+            "fail-fsync-fraction.yaml",
+            "11:5: faults[0].fraction: `fraction:` is the share of fsyncs that fail: above 0 and at most 1 (found 7)",
+        ),
+        (
+            "duplicate-key.yaml",
+            "10:1: `name` is given twice in one mapping",
+        ),
+        (
+            "two-documents.yaml",
+            "11:1: a scenario is one YAML document, and a second one starts here (`---`)",
+        ),
     ];
     for (file, expected) in cases {
         let (code, out) = lint(&[dir.join(file)]);
@@ -106,6 +147,63 @@ fn broken_scenarios_are_located_and_rejected() {
             line.contains(&format!("{file}:{expected}")),
             "{file}: got `{line}`"
         );
+    }
+}
+
+/// The errnos lint accepts are the ones chaosfs injects (its parse_errno's names), so a scenario
+/// that lints is never refused by chaosfs mid-run.
+#[test]
+fn fsync_errnos_are_the_ones_chaosfs_knows() {
+    let source = std::fs::read_to_string(repo().join("chaosfs/src/control/command.rs")).unwrap();
+    let body = source.split("pub fn parse_errno").nth(1).unwrap();
+    let body = body.split("\n}\n").next().unwrap();
+    let chaosfs: Vec<&str> = body
+        .lines()
+        .filter(|l| l.contains("=> libc::"))
+        .filter_map(|l| l.trim().strip_prefix('"')?.split('"').next())
+        .collect();
+    assert_eq!(chaosfs, chaos::scenario::FSYNC_ERRNOS);
+}
+
+/// Library words never reach a user, and files that are not scenarios get one line each.
+#[test]
+fn inputs_that_are_no_scenario_get_one_line() {
+    let dir = repo().join("target/lint-inputs");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("null-name.yaml"), "name: ~\n").unwrap();
+    std::fs::write(dir.join("utf8.yaml"), b"name: t\n\xff\n").unwrap();
+    let cases: [(PathBuf, &str); 4] = [
+        (
+            dir.join("null-name.yaml"),
+            "null-name.yaml:1:7: name: needs a value here, found none (null)",
+        ),
+        (
+            dir.join("utf8.yaml"),
+            "utf8.yaml:2:1: not valid UTF-8 (a scenario is UTF-8 text)",
+        ),
+        (
+            PathBuf::from("/dev/zero"),
+            "/dev/zero: cannot read: not a regular file",
+        ),
+        (dir.clone(), "lint-inputs: cannot read: not a regular file"),
+    ];
+    for (path, expected) in cases {
+        let (code, out) = lint(std::slice::from_ref(&path));
+        assert_eq!(code, 254, "{}: {out}", path.display());
+        assert_eq!(out.lines().count(), 1, "{out}");
+        assert!(
+            out.trim_end().ends_with(expected),
+            "{}: got `{out}`",
+            path.display()
+        );
+        for words in [
+            "Option<",
+            "DuplicateKeyPolicy",
+            "from_str_multiple",
+            "budget breached",
+        ] {
+            assert!(!out.contains(words), "{out}");
+        }
     }
 }
 

@@ -316,7 +316,11 @@ fn parse_compose_duration(text: &str) -> Option<Duration> {
             "h" => number * 3600.0,
             _ => return None,
         };
-        total += Duration::from_secs_f64(seconds);
+        // Past 30 days is no healthcheck timing (and would overflow a `Duration`).
+        if !seconds.is_finite() || seconds > crate::scenario::units::MAX_DURATION_S {
+            return None;
+        }
+        total = total.checked_add(Duration::from_secs_f64(seconds))?;
         rest = &rest[unit_len..];
     }
     Some(total)
@@ -342,12 +346,17 @@ pub struct PortSpec {
 
 impl ComposeFile {
     pub fn load(path: &Path) -> Result<ComposeFile, ComposeError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ComposeError(format!("{}: cannot read: {e}", path.display())))?;
+        let text = crate::scenario::read_file(path).map_err(|e| ComposeError(e.to_string()))?;
+        Self::parse(path, &text)
+    }
+
+    /// Parses a compose file's text; `path` names it in messages and is the folder its
+    /// relative paths (build contexts, volumes) start from.
+    pub fn parse(path: &Path, text: &str) -> Result<ComposeFile, ComposeError> {
         let mut key_path = String::new();
         let options = serde_saphyr::options! { with_snippet: false };
         let parsed: Result<ComposeFile, _> =
-            serde_saphyr::with_deserializer_from_str_with_options(&text, options, |de| {
+            serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
                 serde_path_to_error::deserialize(de).map_err(|e| {
                     key_path = e.path().to_string();
                     e.into_inner()
@@ -355,7 +364,7 @@ impl ComposeFile {
             });
         let mut file = parsed.map_err(|e| {
             let loc = e.location().unwrap_or(serde_saphyr::Location::UNKNOWN);
-            let message = e.render();
+            let message = e.render_with_formatter(&crate::scenario::wording::ScenarioWording);
             let message = message.split(" at line ").next().unwrap_or_default();
             ComposeError(format!(
                 "{}:{}:{}: {key_path}: {message}",

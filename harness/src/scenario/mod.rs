@@ -5,6 +5,7 @@ pub mod plan;
 mod steps;
 pub mod units;
 mod validate;
+pub mod wording;
 mod workload;
 
 use std::collections::BTreeMap;
@@ -23,6 +24,7 @@ use crate::systems;
 pub use steps::*;
 pub use units::{Dur, DurRange, OffsetRange, Rate};
 use validate::{find_compose, validate, NodeFacts, Problems};
+pub use validate::{FSYNC_ERRNOS, MAX_FAULT_STEPS};
 pub use workload::*;
 
 /// A scenario as written. Field names are the YAML keys.
@@ -45,7 +47,7 @@ pub struct Scenario {
     pub final_phase: FinalSpec,
     /// Object stores (`system: s3`): credentials, bucket, region, port.
     #[serde(default)]
-    pub s3: Option<S3Spec>,
+    pub s3: Option<Spanned<S3Spec>>,
 }
 
 /// How clients reach an S3 store. The keys never leave the harness: the run folder's copy of
@@ -340,7 +342,7 @@ impl LoadedScenario {
     pub fn secrets(&self) -> Vec<String> {
         let mut out = Vec::new();
         if let Some(s3) = &self.spec.s3 {
-            out.push(s3.secret_key.clone());
+            out.push(s3.value.secret_key.clone());
         }
         for (k, v) in &self.spec.cluster.environment {
             let k = k.to_ascii_lowercase();
@@ -425,15 +427,7 @@ pub fn load(path: &Path) -> Result<LoadedScenario, Vec<ScenarioError>> {
 }
 
 pub fn load_with(path: &Path, options: LoadOptions) -> Result<LoadedScenario, Vec<ScenarioError>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        vec![ScenarioError {
-            file: path.to_path_buf(),
-            line: 0,
-            column: 0,
-            path: String::new(),
-            message: format!("cannot read: {e}"),
-        }]
-    })?;
+    let text = read_file(path).map_err(|e| vec![e])?;
     load_text(path, text, options)
 }
 
@@ -526,19 +520,73 @@ pub fn load_text(
 
 /// Parses a scenario without validating it against a cluster (enough to re-check a run folder).
 pub fn parse_file(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: path.to_path_buf(),
-        line: 0,
-        column: 0,
-        path: String::new(),
-        message: format!("cannot read: {e}"),
-    })?;
+    let text = read_file(path)?;
     parse(path, &text)
+}
+
+/// A scenario file's text: a regular file of at most [`wording::MAX_FILE_BYTES`], in UTF-8
+/// (the error names the line and column of the first byte that is not).
+pub fn read_file(path: &Path) -> Result<String, ScenarioError> {
+    let error = |line: u64, column: u64, message: String| ScenarioError {
+        file: path.to_path_buf(),
+        line,
+        column,
+        path: String::new(),
+        message,
+    };
+    let bytes = read_limited(path, wording::MAX_FILE_BYTES)
+        .map_err(|e| error(0, 0, format!("cannot read: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = 1 + valid.iter().filter(|&&b| b == b'\n').count() as u64;
+        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let column = 1 + String::from_utf8_lossy(&valid[line_start..])
+            .chars()
+            .count() as u64;
+        error(
+            line,
+            column,
+            "not valid UTF-8 (a scenario is UTF-8 text)".into(),
+        )
+    })
+}
+
+/// Reads at most `limit` bytes of a regular file: a device, a folder or a larger file is an
+/// error that says so (`chaos lint /dev/zero` must not read until memory runs out).
+pub fn read_limited(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB, the most this file may be",
+            limit >> 20
+        )));
+    }
+    Ok(bytes)
 }
 
 /// Parses scenario text without validating it (`path` names it in messages).
 pub fn parse_text(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     parse(path, text)
+}
+
+/// serde_path_to_error's path as the user wrote it: `Spanned<T>` wraps each value in a field
+/// `value` of its own, and an unknown path (`?`, `.`) is no path.
+fn user_key_path(path: &str) -> String {
+    if path == "?" || path == "." {
+        return String::new();
+    }
+    path.split('.')
+        .filter(|segment| *segment != "value")
+        .collect::<Vec<_>>()
+        .join(".")
+        .replace(".?", "")
 }
 
 /// Parses the YAML, keeping the key path of the first error (serde_path_to_error) and the
@@ -549,13 +597,13 @@ fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     let result = serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
         serde_path_to_error::deserialize(de).map_err(|e| {
             // `Spanned<T>` wraps its value in a field of its own: not a key the user wrote.
-            key_path = e.path().to_string().replace(".value.", ".");
+            key_path = user_key_path(&e.path().to_string());
             e.into_inner()
         })
     });
     result.map_err(|e| {
         let location = e.location().unwrap_or(Location::UNKNOWN);
-        let mut message = e.render();
+        let mut message = e.render_with_formatter(&wording::ScenarioWording);
         // The rendered message repeats the position; keep only the words.
         if let Some(stripped) = message.split(" at line ").next() {
             message = stripped.to_string();
@@ -564,11 +612,7 @@ fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             file: path.to_path_buf(),
             line: location.line(),
             column: location.column(),
-            path: if key_path == "." {
-                String::new()
-            } else {
-                key_path
-            },
+            path: key_path,
             message,
         }
     })
@@ -642,7 +686,7 @@ mod tests {
         assert!(out.contains("# pw"), "{out}");
         let full = GOOD.to_string() + "s3:\n  access-key: ak\n  secret-key: sk-123\n";
         let parsed = parse_text(&redact_credentials(&full)).unwrap();
-        assert_eq!(parsed.s3.unwrap().secret_key, "[redacted]");
+        assert_eq!(parsed.s3.unwrap().value.secret_key, "[redacted]");
     }
 
     #[test]

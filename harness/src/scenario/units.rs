@@ -10,6 +10,14 @@ use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dur(pub Duration);
 
+/// The longest duration a scenario or a flag may name: 30 days. Longer is a typo (and past
+/// about 1.8e19 s it would not even fit a `Duration`).
+pub const MAX_DURATION_S: f64 = 30.0 * 24.0 * 3600.0;
+
+/// Rates a workload may ask for: from one operation an hour to a million a second.
+pub const MIN_RATE_PER_S: f64 = 1.0 / 3600.0;
+pub const MAX_RATE_PER_S: f64 = 1_000_000.0;
+
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
@@ -30,6 +38,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             ))
         }
     };
+    if !seconds.is_finite() || seconds > MAX_DURATION_S {
+        return Err(format!(
+            "`{text}` is longer than the longest duration allowed, 30 days"
+        ));
+    }
     Ok(Duration::from_secs_f64(seconds))
 }
 
@@ -143,8 +156,13 @@ pub fn parse_offset(text: &str) -> Result<i64, String> {
         Some(rest) => (-1, rest),
         None => (1, text.strip_prefix('+').unwrap_or(text)),
     };
-    let magnitude = parse_duration(rest)
-        .map_err(|_| format!("`{text}` is not a clock offset; expected e.g. +70s, -30s, +2m"))?;
+    let magnitude = parse_duration(rest).map_err(|e| {
+        if e.contains("longest") {
+            format!("`{text}`: a clock offset is at most 30 days either way")
+        } else {
+            format!("`{text}` is not a clock offset; expected e.g. +70s, -30s, +2m")
+        }
+    })?;
     Ok(sign * magnitude.as_millis() as i64)
 }
 
@@ -205,20 +223,38 @@ pub struct Rate(pub f64);
 impl<'de> Deserialize<'de> for Rate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
-        let bad = || de::Error::custom(format!("`{text}` is not a rate; expected e.g. 200/s"));
+        Rate::parse(&text).map_err(de::Error::custom)
+    }
+}
+
+impl Rate {
+    /// `200/s`, `12000/m`, `1/h`: a finite number of operations per unit, within
+    /// [`MIN_RATE_PER_S`]..=[`MAX_RATE_PER_S`].
+    pub fn parse(text: &str) -> Result<Rate, String> {
+        let bad = || format!("`{text}` is not a rate; expected e.g. 200/s, 30/m");
         let (count, per) = text.split_once('/').ok_or_else(bad)?;
-        let count: f64 = count.trim().parse().map_err(|_| bad())?;
+        let count = count.trim();
+        // Only plain decimals: `NaN`, `inf` and `1e309` parse as floats but are no rate.
+        if count.is_empty() || !count.chars().all(|c| c.is_ascii_digit() || c == '.') {
+            return Err(bad());
+        }
+        let count: f64 = count.parse().map_err(|_| bad())?;
         let per = match per.trim() {
             "s" => 1.0,
             "m" => 60.0,
+            "h" => 3600.0,
             _ => return Err(bad()),
         };
+        let rate = count / per;
         if count <= 0.0 {
-            return Err(de::Error::custom(format!(
-                "`{text}`: a rate must be positive"
-            )));
+            return Err(format!("`{text}`: a rate must be positive"));
         }
-        Ok(Rate(count / per))
+        if !(MIN_RATE_PER_S..=MAX_RATE_PER_S).contains(&rate) {
+            return Err(format!(
+                "`{text}` is outside the rates allowed, 1/h to 1000000/s"
+            ));
+        }
+        Ok(Rate(rate))
     }
 }
 
@@ -240,6 +276,24 @@ mod tests {
         assert!(parse_duration("10").unwrap_err().contains("no unit"));
         assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("s").is_err());
+    }
+
+    /// Past 30 days, and far past what a `Duration` holds, is an error, never a panic.
+    #[test]
+    fn huge_durations_are_errors() {
+        for text in [
+            "20000000000000000000s",
+            "31d",
+            "721h",
+            "1e400s",
+            "99999999999999999999999h",
+        ] {
+            assert!(parse_duration(text).is_err(), "{text}");
+        }
+        assert!(parse_duration("720h").is_ok());
+        assert!(parse_offset("-9999999999999999h")
+            .unwrap_err()
+            .contains("at most 30 days"));
     }
 
     #[test]
@@ -282,5 +336,18 @@ mod tests {
         let rate: Rate = serde_json::from_str("\"120/m\"").unwrap();
         assert_eq!(rate.0, 2.0);
         assert!(serde_json::from_str::<Rate>("\"fast\"").is_err());
+        for text in [
+            "NaN/s",
+            "inf/s",
+            "1e309/s",
+            "1e-300/s",
+            "0.00000001/s",
+            "2000000/s",
+            "-5/s",
+            "0/s",
+        ] {
+            assert!(Rate::parse(text).is_err(), "{text}");
+        }
+        assert_eq!(Rate::parse("60/h").unwrap().0, 1.0 / 60.0);
     }
 }

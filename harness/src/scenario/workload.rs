@@ -44,9 +44,9 @@ pub enum ReadConsistency {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
     pub kind: Spanned<WorkloadKind>,
-    #[serde(default = "default_keys")]
+    #[serde(default = "default_keys", deserialize_with = "at_least_one")]
     pub keys: u32,
-    #[serde(default = "default_processes")]
+    #[serde(default = "default_processes", deserialize_with = "at_least_one")]
     pub processes: u32,
     pub rate: Rate,
     pub duration: Dur,
@@ -238,6 +238,15 @@ fn default_zombie() -> usize {
 }
 fn default_uploads() -> usize {
     5
+}
+
+/// A count that must be at least 1 (`processes`, `keys`), refused where it is written.
+fn at_least_one<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    let n = u32::deserialize(deserializer)?;
+    if n == 0 {
+        return Err(de::Error::custom("needs at least 1 (found 0)"));
+    }
+    Ok(n)
 }
 
 fn default_keys() -> u32 {

@@ -1,0 +1,94 @@
+//! The YAML parser's errors (scenarios, compose files, suites) in the project's words: serde-saphyr's own messages speak to a Rust
+//! programmer ("set DuplicateKeyPolicy in Options", "use Option<String>"); a scenario's author
+//! gets what is wrong with the YAML and the limit that was reached.
+
+use std::borrow::Cow;
+
+use serde_saphyr::budget::BudgetBreach;
+use serde_saphyr::{Error, MessageFormatter, UserMessageFormatter};
+
+/// The largest scenario or compose file read (a scenario is a few KB; more is not one).
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+
+pub struct ScenarioWording;
+
+/// A parser error as `FILE:line:column: message` (`FILE: message` when it has no position).
+pub fn in_file(file: &str, e: &Error) -> String {
+    let message = e.render_with_formatter(&ScenarioWording);
+    let message = message.split(" at line ").next().unwrap_or_default();
+    match e.location() {
+        Some(at) if at.line() > 0 => format!("{file}:{}:{}: {message}", at.line(), at.column()),
+        _ => format!("{file}: {message}"),
+    }
+}
+
+impl MessageFormatter for ScenarioWording {
+    fn format_message<'a>(&self, err: &'a Error) -> Cow<'a, str> {
+        match err {
+            Error::WithSnippet { error, .. } => self.format_message(error),
+            Error::MultipleDocuments { .. } => Cow::Borrowed(
+                "a scenario is one YAML document, and a second one starts here (`---`)",
+            ),
+            Error::NullIntoString { .. } => Cow::Borrowed("needs a value here, found none (null)"),
+            Error::DuplicateMappingKey { key: Some(k), .. } => {
+                Cow::Owned(format!("`{k}` is given twice in one mapping"))
+            }
+            Error::DuplicateMappingKey { key: None, .. } => {
+                Cow::Borrowed("a key is given twice in one mapping")
+            }
+            Error::Eof { .. } => Cow::Borrowed("the file ends in the middle of a value"),
+            Error::Budget { breach, .. } => Cow::Owned(budget(breach)),
+            other => match UserMessageFormatter.format_message(other) {
+                Cow::Borrowed(text) => plain(text),
+                Cow::Owned(text) => Cow::Owned(plain(&text).into_owned()),
+            },
+        }
+    }
+}
+
+/// A parser limit, with its number: the count at the breach is one past the limit.
+fn budget(breach: &BudgetBreach) -> String {
+    let past = |count: usize, what: &str| {
+        format!(
+            "the YAML is too large for a scenario: more than {} {what}",
+            count.saturating_sub(1)
+        )
+    };
+    match breach {
+        BudgetBreach::Nodes { nodes } => past(*nodes, "values (keys, scalars, lists, mappings)"),
+        BudgetBreach::Events { events } => past(*events, "parser events"),
+        BudgetBreach::Aliases { aliases } => past(*aliases, "aliases (*name)"),
+        BudgetBreach::Anchors { anchors } => past(*anchors, "anchors (&name)"),
+        BudgetBreach::Depth { depth } => past(*depth, "levels of nesting"),
+        BudgetBreach::Documents { documents } => past(*documents, "documents"),
+        other => format!("the YAML is too large or too complex for a scenario ({other:?})"),
+    }
+}
+
+/// Serde's type words as a scenario's author reads them.
+fn plain(text: &str) -> Cow<'_, str> {
+    const WORDS: &[(&str, &str)] = &[
+        ("invalid u32", "expected a whole number, 0 or more"),
+        ("invalid u64", "expected a whole number, 0 or more"),
+        ("invalid usize", "expected a whole number, 0 or more"),
+        ("invalid f64", "expected a number"),
+        (
+            "expected mapping start",
+            "expected a mapping ({ key: value, ... })",
+        ),
+        (
+            "expected sequence start",
+            "expected a list ([a, b] or `- a` lines)",
+        ),
+    ];
+    for (library, ours) in WORDS {
+        if let Some(rest) = text.strip_prefix(library) {
+            return Cow::Owned(format!("{ours}{rest}"));
+        }
+    }
+    // serde's word for an enum's value.
+    if text.contains("unknown variant") {
+        return Cow::Owned(text.replace("unknown variant", "unknown value"));
+    }
+    Cow::Borrowed(text)
+}
