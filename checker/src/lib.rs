@@ -3,7 +3,6 @@
 //! Lowe search with a visited cache), durability and retry checks, per-kind counts, and a
 //! generator of hot-key histories. A plain library: no Docker, no async.
 
-pub mod cli;
 pub mod counts;
 pub mod durable;
 mod fx;
@@ -20,7 +19,10 @@ mod unique;
 pub use history::{Event, EventType, History, Operation, Status};
 pub use linearizable::{render, Budget, LinearizabilityResult, Procedure, Route};
 pub use model::{CheckError, Model, ModelKind};
-pub use read::{parse_bytes, parse_str, read_history, Format, ReadError};
+pub use read::{
+    json_error_words, parse_bytes, parse_str, read_history, read_history_with, Format, ReadError,
+    ReadHistory, ReadOptions,
+};
 
 use serde::Serialize;
 

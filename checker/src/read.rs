@@ -41,9 +41,10 @@ impl FromStr for Format {
 #[derive(Debug)]
 pub enum ReadError {
     Io(std::io::Error),
-    /// A line (1-based) that is not what the format says.
+    /// A line (1-based) that is not what the format says; the column when known (else 0).
     Line {
         line: usize,
+        column: usize,
         message: String,
     },
     /// The file as a whole is not recognisable.
@@ -54,7 +55,16 @@ impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReadError::Io(e) => write!(f, "cannot read history: {e}"),
-            ReadError::Line { line, message } => write!(f, "line {line}: {message}"),
+            ReadError::Line {
+                line,
+                column: 0,
+                message,
+            } => write!(f, "line {line}: {message}"),
+            ReadError::Line {
+                line,
+                column,
+                message,
+            } => write!(f, "line {line}, column {column}: {message}"),
             ReadError::Format(m) => write!(f, "{m}"),
         }
     }
@@ -66,25 +76,89 @@ impl ReadError {
     fn at(line: usize, message: impl Into<String>) -> ReadError {
         ReadError::Line {
             line,
+            column: 0,
             message: message.into(),
+        }
+    }
+
+    /// Whether the error is a line cut short at the end of the file (a writer killed
+    /// mid-line leaves one): a run folder's history is still checked without it.
+    pub fn is_cut_short(&self) -> bool {
+        matches!(self, ReadError::Line { message, .. } if message.starts_with(CUT_SHORT))
+    }
+}
+
+/// The largest history file read (a million operations take about 200 MB).
+pub const MAX_HISTORY_BYTES: u64 = 2 << 30;
+
+/// How [`read_history_with`] reads a file.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadOptions {
+    pub format: Format,
+    /// A last line cut short (a writer killed mid-line) is left out instead of refused: a
+    /// run folder's history stays checkable after the harness died.
+    pub tolerate_cut_tail: bool,
+}
+
+/// A history as read, with the format it was read as and the line left out, if any.
+#[derive(Debug)]
+pub struct ReadHistory {
+    pub history: History,
+    /// The format the events were read as (`Auto` resolved).
+    pub format: Format,
+    /// The last line, cut short and left out ([`ReadOptions::tolerate_cut_tail`]).
+    pub cut_tail: Option<usize>,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Auto => "auto",
+            Format::Jsonl => "jsonl",
+            Format::Edn => "edn",
+            Format::JepsenLog => "jepsen-log",
         }
     }
 }
 
 /// Reads a history file in the given format.
+pub fn read_history(path: &Path, format: Format) -> Result<History, ReadError> {
+    let options = ReadOptions {
+        format,
+        tolerate_cut_tail: false,
+    };
+    read_history_with(path, &options).map(|r| r.history)
+}
+
+/// Reads a history file: a regular file of at most [`MAX_HISTORY_BYTES`].
 ///
 /// JSON lines and EDN maps are read line by line, so the file's text is never held whole
 /// (it is about a fifth of the parsed history's size); a Jepsen log, whose format may only
 /// show after its first line, is read whole.
-pub fn read_history(path: &Path, format: Format) -> Result<History, ReadError> {
+pub fn read_history_with(path: &Path, options: &ReadOptions) -> Result<ReadHistory, ReadError> {
     use std::io::BufRead;
     let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let meta = file.metadata().map_err(ReadError::Io)?;
+    if !meta.is_file() {
+        return Err(ReadError::Format(
+            "not a regular file (a history is read from a file)".into(),
+        ));
+    }
+    if meta.len() > MAX_HISTORY_BYTES {
+        return Err(ReadError::Format(format!(
+            "{} MiB, larger than the {} MiB a history file may be",
+            meta.len() >> 20,
+            MAX_HISTORY_BYTES >> 20
+        )));
+    }
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-    let mut format = format;
+    let mut format = options.format;
     let mut buf: Vec<u8> = Vec::new();
     let mut events = Vec::new();
     let mut lines = Vec::new();
     let mut n = 0;
+    // A line cut short, refused only if another line follows it.
+    let mut cut: Option<(usize, ReadError)> = None;
     loop {
         buf.clear();
         if reader.read_until(b'\n', &mut buf).map_err(ReadError::Io)? == 0 {
@@ -96,23 +170,55 @@ pub fn read_history(path: &Path, format: Format) -> Result<History, ReadError> {
         if t.is_empty() {
             continue;
         }
+        if let Some((_, e)) = cut.take() {
+            return Err(e);
+        }
         if format == Format::Auto {
             match detect_first(t) {
                 Some(f) => format = f,
                 None => {
                     let bytes = std::fs::read(path).map_err(ReadError::Io)?;
-                    return parse_bytes(&bytes, Format::Auto);
+                    let format = detect_bytes(&bytes)?;
+                    return whole(parse_bytes(&bytes, format)?, format);
                 }
             }
         }
         if format == Format::JepsenLog {
             let bytes = std::fs::read(path).map_err(ReadError::Io)?;
-            return parse_bytes(&bytes, Format::JepsenLog);
+            return whole(parse_bytes(&bytes, Format::JepsenLog)?, format);
         }
-        push_line(format, t, n, &mut events, &mut lines)?;
+        match push_line(format, t, n, &mut events, &mut lines) {
+            Err(e) if options.tolerate_cut_tail && e.is_cut_short() => cut = Some((n, e)),
+            other => other?,
+        }
     }
-    History::from_events_with_lines(events, &lines)
-        .map_err(|e| ReadError::at(lines.get(e.event).copied().unwrap_or(0), e.message))
+    let history = History::from_events_with_lines(events, &lines)
+        .map_err(|e| ReadError::at(lines.get(e.event).copied().unwrap_or(0), e.message))?;
+    Ok(ReadHistory {
+        history,
+        format: if format == Format::Auto {
+            Format::Jsonl
+        } else {
+            format
+        },
+        cut_tail: cut.map(|(line, _)| line),
+    })
+}
+
+fn whole(history: History, format: Format) -> Result<ReadHistory, ReadError> {
+    Ok(ReadHistory {
+        history,
+        format,
+        cut_tail: None,
+    })
+}
+
+fn detect_bytes(bytes: &[u8]) -> Result<Format, ReadError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => detect(text),
+        // parse_bytes names the line.
+        Err(_) => Ok(Format::Jsonl),
+    }
 }
 
 /// Parses one non-blank line and keeps its event, if it has one.
@@ -207,8 +313,31 @@ pub fn detect(text: &str) -> Result<Format, ReadError> {
 }
 
 fn parse_json_line(line: &str, n: usize) -> Result<Event, ReadError> {
-    serde_json::from_str::<Event>(line)
-        .map_err(|e| ReadError::at(n, format!("bad JSON event: {e}")))
+    serde_json::from_str::<Event>(line).map_err(|e| ReadError::Line {
+        line: n,
+        column: e.column(),
+        message: json_error_words(&e),
+    })
+}
+
+/// How a line cut short is worded (and recognised by [`ReadError::is_cut_short`]).
+const CUT_SHORT: &str = "the event is cut short";
+
+/// serde_json's error in a reader's words, without its own "at line 1 column N" (the
+/// caller names the line and column of the file).
+pub fn json_error_words(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Eof => {
+            format!("{CUT_SHORT}: the line ends inside it (a writer stopped mid-line)")
+        }
+        Category::Io => e.to_string(),
+        Category::Syntax | Category::Data => {
+            let text = e.to_string();
+            let words = text.split(" at line ").next().unwrap_or(&text);
+            format!("not a history event: {words}")
+        }
+    }
 }
 
 /// Parses `{:process 0, :type :invoke, :f :append, :key "0", :value "x 0 0 y"}`.
@@ -730,7 +859,18 @@ mod tests {
             Format::Jsonl,
         )
         .unwrap_err();
-        assert!(e.to_string().starts_with("line 2:"), "{e}");
+        assert!(e.to_string().starts_with("line 2, column 2: "), "{e}");
+        let e = parse_str(
+            "{\"process\":1,\"type\":\"invoke\",\"f\":\"read\"}\n{\"process\":1,\"ty",
+            Format::Jsonl,
+        )
+        .unwrap_err();
+        assert!(e.is_cut_short(), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("line 2, column 16: the event is cut short"),
+            "{e}"
+        );
         let e = parse_str("INFO  jepsen.util - 3\t:ok\t:read\t4\n", Format::JepsenLog).unwrap_err();
         assert!(e.to_string().starts_with("line 1:"), "{e}");
         let e = parse_str("hello\n", Format::Auto).unwrap_err();

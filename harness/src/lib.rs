@@ -19,5 +19,6 @@ pub mod workloads;
 pub mod bench;
 pub mod error;
 pub mod replay;
+pub mod run_folder;
 pub mod shrink;
 pub mod suite;

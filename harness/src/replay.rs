@@ -193,18 +193,26 @@ fn missing(dir: &Path, what: &str) -> HarnessError {
 }
 
 fn read_json(dir: &Path, file: &str) -> Result<Value> {
-    let text = std::fs::read_to_string(dir.join(file))
-        .map_err(|e| missing(dir, &format!("no {file} ({e}); is this a run folder?")))?;
-    serde_json::from_str(&text).map_err(|e| missing(dir, &format!("{file} is not JSON: {e}")))
+    crate::run_folder::read_object(dir, file).map_err(|e| {
+        if e.to_string().ends_with(": missing") {
+            missing(dir, &format!("no {file}; is this a run folder?"))
+        } else {
+            e
+        }
+    })
 }
 
 impl RecordedRun {
     pub fn read(dir: &Path) -> Result<RecordedRun> {
-        let recorded = std::fs::read_to_string(dir.join("scenario.yaml")).map_err(|e| {
-            missing(
-                dir,
-                &format!("no scenario.yaml ({e}); is this a run folder?"),
-            )
+        if !dir.is_dir() {
+            return Err(missing(dir, "no such folder; is this a run folder?"));
+        }
+        let recorded = crate::run_folder::read(dir, "scenario.yaml").map_err(|e| {
+            if e.to_string().ends_with(": missing") {
+                missing(dir, "no scenario.yaml; is this a run folder?")
+            } else {
+                e
+            }
         })?;
         let plan = read_json(dir, "plan.json")?;
         let result = read_json(dir, "result.json")?;
@@ -236,7 +244,7 @@ impl RecordedRun {
                  run is from an older chaos), so there is no schedule to replay",
             ));
         };
-        let faults = std::fs::read_to_string(dir.join("faults.jsonl")).unwrap_or_default();
+        let faults = crate::run_folder::read_optional(dir, "faults.jsonl").unwrap_or_default();
         let events: Vec<Value> = faults
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
@@ -244,7 +252,7 @@ impl RecordedRun {
 
         let text = restore_credentials(&recorded, &scenario_path, dir)?;
         let value: Value = serde_saphyr::from_str(&text)
-            .map_err(|e| missing(dir, &format!("scenario.yaml does not parse: {e}")))?;
+            .map_err(|e| missing(dir, &crate::scenario::wording::in_file("scenario.yaml", &e)))?;
         let steps = concrete_steps(&plan, &events, &value, workload_started)
             .map_err(|e| missing(dir, &e))?;
         let workload = workload_shape(dir, &text).map_err(|e| missing(dir, &e))?;
@@ -311,7 +319,7 @@ fn restore_credentials(recorded: &str, scenario_path: &Path, dir: &Path) -> Resu
     if !recorded.contains(REDACTED) {
         return Ok(recorded.to_string());
     }
-    let original = std::fs::read_to_string(scenario_path).map_err(|e| {
+    let original = crate::scenario::read_file(scenario_path).map_err(|e| {
         missing(
             dir,
             &format!(

@@ -490,9 +490,7 @@ impl Shrinker<'_> {
             self.interrupted = true;
             return None;
         }
-        let result: Value = std::fs::read_to_string(self.dir.join(folder).join("result.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
+        let result: Value = crate::run_folder::read_object(&self.dir.join(folder), "result.json")
             .unwrap_or_default();
         Some(result["checks"].as_array().into_iter().flatten().any(|c| {
             c["verdict"] == "illegal"

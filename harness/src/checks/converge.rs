@@ -40,10 +40,7 @@ pub async fn record(adapter: &dyn SystemAdapter, run_dir: &Path, lookup_keys: Op
 
 /// The verdict of `converge: { bound, lookups }` on a run folder.
 pub fn check(run_dir: &Path, spec: &ConvergeSpec) -> Value {
-    let path = run_dir.join(FILE);
-    let recorded: Option<Value> = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+    let recorded: Option<Value> = crate::run_folder::read_object(run_dir, FILE).ok();
     let applied: Option<BTreeMap<String, Option<u64>>> = recorded
         .as_ref()
         .and_then(|v| serde_json::from_value(v["applied"].clone()).ok());

@@ -13,7 +13,7 @@ use std::time::Duration;
 use checker::{Format, History, ModelKind, Status, Verdict};
 use serde_json::{json, Value};
 
-use crate::error::{HarnessError, Result, EXIT_BAD_INPUT};
+use crate::error::{HarnessError, Result};
 use crate::faults::log::Window;
 use crate::scenario::{self, CheckSpec};
 use witness::Witness;
@@ -74,7 +74,7 @@ fn linearizable(
 /// The `stays-up` check: illegal when faults.jsonl names a node whose program exited by
 /// itself, with its exit code, the time and the last error lines of its log.
 pub fn stays_up(run_dir: &Path) -> Value {
-    let Some(text) = crate::report::load::read_inside(run_dir, "faults.jsonl") else {
+    let Some(text) = crate::run_folder::read_optional(run_dir, "faults.jsonl") else {
         return json!({
             "name": "stays-up", "check": "stays-up", "verdict": "unknown",
             "summary": "stays-up: faults.jsonl is missing or unreadable",
@@ -234,10 +234,60 @@ fn overall(checks: &[Value]) -> Verdict {
     }
 }
 
+/// A run folder's history.jsonl, read inside the folder only. A last line cut short (the
+/// harness died while writing it) is left out, and said so on stderr.
 fn read_run_history(run_dir: &Path) -> Result<History> {
-    let path = run_dir.join("history.jsonl");
-    checker::read_history(&path, Format::Jsonl)
-        .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))
+    let shown = run_dir.join("history.jsonl");
+    let path =
+        crate::run_folder::path_inside(run_dir, "history.jsonl").map_err(HarnessError::BadInput)?;
+    let options = checker::ReadOptions {
+        format: Format::Jsonl,
+        tolerate_cut_tail: true,
+    };
+    let read = checker::read_history_with(&path, &options)
+        .map_err(|e| HarnessError::BadInput(format!("{}: {e}", shown.display())))?;
+    if let Some(line) = read.cut_tail {
+        eprintln!(
+            "note: {}: line {line} is cut short (the run ended while it was written); checked without it",
+            shown.display()
+        );
+    }
+    Ok(read.history)
+}
+
+/// A history file recorded elsewhere: read in the format asked for (or the one `auto`
+/// detects, said on stderr); a file with no event in it is an error, not an empty pass.
+fn read_history_file(path: &Path, format: &str) -> Result<History> {
+    let asked: Format = format
+        .parse()
+        .map_err(|e: String| HarnessError::BadInput(e))?;
+    let options = checker::ReadOptions {
+        format: asked,
+        tolerate_cut_tail: false,
+    };
+    let read = checker::read_history_with(path, &options)
+        .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
+    if asked == Format::Auto {
+        eprintln!(
+            "{}: read as {} (--format auto)",
+            path.display(),
+            read.format.name()
+        );
+    }
+    if read.history.ops.is_empty() {
+        return Err(HarnessError::BadInput(format!(
+            "{}: no history event could be read as {}{}; nothing to check (formats: {})",
+            path.display(),
+            read.format.name(),
+            if asked == Format::Auto {
+                " (detected by --format auto)"
+            } else {
+                ""
+            },
+            Format::NAMES.join(", ")
+        )));
+    }
+    Ok(read.history)
 }
 
 /// Checks a finished run and writes result.json.
@@ -266,8 +316,7 @@ pub fn check_run(
 /// The "faults applied" check of a run folder (plan.json against faults.jsonl), if it planned
 /// any fault.
 fn fault_steps_check(run_dir: &Path) -> Option<Value> {
-    let plan: Value =
-        serde_json::from_str(&std::fs::read_to_string(run_dir.join("plan.json")).ok()?).ok()?;
+    let plan = crate::run_folder::read_object(run_dir, "plan.json").ok()?;
     crate::checks::evidence::fault_steps(&plan, &read_faults(run_dir))
 }
 
@@ -290,7 +339,7 @@ fn write_result(run_dir: &Path, result: &Value) -> Result<()> {
 }
 
 pub fn read_faults(run_dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(run_dir.join("faults.jsonl"))
+    crate::run_folder::read_optional(run_dir, "faults.jsonl")
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
@@ -431,6 +480,14 @@ fn linearizable_check(model: &str) -> CheckSpec {
     })
 }
 
+/// What `chaos check PATH` found: each check's result, the verdict over them and how many
+/// operations the history held.
+pub struct CheckedPath {
+    pub results: Vec<Value>,
+    pub verdict: Verdict,
+    pub operations: usize,
+}
+
 /// `chaos check PATH`: a run folder (its scenario's checks) or a history file with --model.
 pub fn check_command(
     path: &Path,
@@ -439,42 +496,12 @@ pub fn check_command(
     timeout: Option<Duration>,
     as_json: bool,
 ) -> Result<i32> {
-    let (history, checks) = if path.is_dir() {
-        let history = read_run_history(path)?;
-        let scenario_path = path.join("scenario.yaml");
-        let spec = scenario::parse_file(&scenario_path)
-            .map_err(|e| HarnessError::BadInput(e.to_string()))?;
-        let mut checks: Vec<CheckSpec> = spec.checks.into_iter().map(|c| c.value).collect();
-        // --model adds a linearizability check to the scenario's own, never replaces them.
-        if let Some(m) = model {
-            checks.push(linearizable_check(m));
-        }
-        (history, checks)
-    } else {
-        let Some(model) = model else {
-            return Err(HarnessError::BadInput(
-                "a history file needs --model (register, cas-register, kv, set, s3-object)".into(),
-            ));
-        };
-        let format: Format = format
-            .parse()
-            .map_err(|e: String| HarnessError::BadInput(e))?;
-        let history = checker::read_history(path, format)
-            .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
-        (history, vec![linearizable_check(model)])
-    };
-    let run_dir = path.is_dir().then_some(path);
-    let results = match run_checks(&history, &checks, timeout, run_dir) {
-        Ok(mut r) => {
-            r.extend(run_dir.and_then(fault_steps_check));
-            r
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(EXIT_BAD_INPUT);
-        }
-    };
-    let verdict = overall(&results);
+    let checked = check_path(path, model, format, timeout)?;
+    let CheckedPath {
+        results,
+        verdict,
+        operations,
+    } = checked;
     if as_json {
         println!(
             "{}",
@@ -490,9 +517,53 @@ pub fn check_command(
                 r["summary"].as_str().unwrap_or_default()
             );
         }
-        println!("verdict: {verdict} ({} operations)", history.ops.len());
+        println!("verdict: {verdict} ({operations} operations)");
     }
     Ok(verdict.exit_code())
+}
+
+/// Reads and checks PATH, printing nothing: what `chaos check` and its fuzz test run.
+pub fn check_path(
+    path: &Path,
+    model: Option<&str>,
+    format: &str,
+    timeout: Option<Duration>,
+) -> Result<CheckedPath> {
+    // Arguments first: a bad --model or --format is refused before any file is read.
+    if let Some(m) = model {
+        m.parse::<ModelKind>().map_err(HarnessError::BadInput)?;
+    }
+    let (history, checks) = if path.is_dir() {
+        let history = read_run_history(path)?;
+        let scenario_text = crate::run_folder::read(path, "scenario.yaml")?;
+        let spec = scenario::parse_text(&path.join("scenario.yaml"), &scenario_text)
+            .map_err(|e| HarnessError::BadInput(e.to_string()))?;
+        let mut checks: Vec<CheckSpec> = spec.checks.into_iter().map(|c| c.value).collect();
+        // --model adds a linearizability check to the scenario's own, never replaces them.
+        if let Some(m) = model {
+            checks.push(linearizable_check(m));
+        }
+        (history, checks)
+    } else {
+        let Some(model) = model else {
+            return Err(HarnessError::BadInput(
+                "a history file needs --model (register, cas-register, kv, set, s3-object)".into(),
+            ));
+        };
+        (
+            read_history_file(path, format)?,
+            vec![linearizable_check(model)],
+        )
+    };
+    let run_dir = path.is_dir().then_some(path);
+    let mut results = run_checks(&history, &checks, timeout, run_dir)
+        .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
+    results.extend(run_dir.and_then(fault_steps_check));
+    Ok(CheckedPath {
+        verdict: overall(&results),
+        results,
+        operations: history.ops.len(),
+    })
 }
 
 #[cfg(test)]

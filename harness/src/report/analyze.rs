@@ -366,7 +366,7 @@ mod tests {
                 event(30, "restore-clock", "+0s"),
             ],
             logs: Vec::new(),
-            bad_lines: 0,
+            bad_lines: Vec::new(),
             shrink: None,
         };
         let (marks, segments) = lifecycle(&run, &["om3".to_string()], 100);

@@ -10,9 +10,6 @@ use serde_json::Value;
 
 use crate::error::{HarnessError, Result};
 
-/// Files larger than this are not read (a report must not take a machine down).
-const MAX_FILE: u64 = 512 << 20;
-
 /// OpStatus of an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum OpStatus {
@@ -107,23 +104,14 @@ pub struct RunFolder {
     pub faults: Vec<Value>,
     pub logs: Vec<NodeLog>,
     /// Lines of history.jsonl that could not be read.
-    pub bad_lines: usize,
+    pub bad_lines: Vec<usize>,
     /// shrink/shrink.json, once `chaos shrink` has looked for a smaller schedule.
     pub shrink: Option<Value>,
 }
 
 /// Reads `rel` inside `dir`, refusing anything whose real path is outside the folder.
 pub fn read_inside(dir: &Path, rel: &str) -> Option<String> {
-    let root = dir.canonicalize().ok()?;
-    let path = root.join(rel).canonicalize().ok()?;
-    if !path.starts_with(&root) || !path.is_file() {
-        return None;
-    }
-    if std::fs::metadata(&path).ok()?.len() > MAX_FILE {
-        return None;
-    }
-    let bytes = std::fs::read(&path).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    crate::run_folder::read_optional(dir, rel)
 }
 
 fn patterns() -> &'static (RegexSet, Vec<(Regex, &'static str)>) {
@@ -222,10 +210,7 @@ pub fn load(dir: &Path) -> Result<RunFolder> {
     if !dir.is_dir() {
         return Err(bad(dir, "not a run folder (no such directory)"));
     }
-    let result_text = read_inside(dir, "result.json")
-        .ok_or_else(|| bad(dir, "no result.json inside the run folder"))?;
-    let mut result: Value =
-        serde_json::from_str(&result_text).map_err(|e| bad(&dir.join("result.json"), e))?;
+    let mut result = crate::run_folder::read_object(dir, "result.json")?;
     redact_value(&mut result);
     let scenario = redact(&read_inside(dir, "scenario.yaml").unwrap_or_default());
     let (ops, bad_lines) = parse_history(&read_inside(dir, "history.jsonl").unwrap_or_default());
@@ -308,21 +293,21 @@ pub fn parse_log(text: &str) -> Vec<LogLine> {
 }
 
 /// Pairs invocations with completions per process. Returns the operations in invocation order
-/// and the number of lines that could not be read.
-pub fn parse_history(text: &str) -> (Vec<Op>, usize) {
+/// and the (1-based) lines that could not be read.
+pub fn parse_history(text: &str) -> (Vec<Op>, Vec<usize>) {
     let mut ops: Vec<Op> = Vec::new();
     let mut open: BTreeMap<u64, usize> = BTreeMap::new();
-    let mut bad = 0;
+    let mut bad = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let Ok(mut e) = serde_json::from_str::<Value>(line) else {
-            bad += 1;
+            bad.push(i + 1);
             continue;
         };
         let (Some(process), Some(kind)) = (e["process"].as_u64(), e["type"].as_str()) else {
-            bad += 1;
+            bad.push(i + 1);
             continue;
         };
         let time = e["time"].as_u64().unwrap_or(0);
@@ -354,7 +339,7 @@ pub fn parse_history(text: &str) -> (Vec<Op>, usize) {
             }
             "ok" | "fail" | "info" => {
                 let Some(at) = open.remove(&process) else {
-                    bad += 1;
+                    bad.push(i + 1);
                     continue;
                 };
                 let op = &mut ops[at];
@@ -371,7 +356,7 @@ pub fn parse_history(text: &str) -> (Vec<Op>, usize) {
                     op.node = e["node"].as_str().map(redact);
                 }
             }
-            _ => bad += 1,
+            _ => bad.push(i + 1),
         }
     }
     (ops, bad)
@@ -417,7 +402,7 @@ mod tests {
 {"index":4,"time":50,"process":2,"type":"invoke","f":"write","key":"k","value":2}
 not json"#;
         let (ops, bad) = parse_history(text);
-        assert_eq!(bad, 1);
+        assert_eq!(bad, [6]);
         assert_eq!(ops.len(), 3);
         assert_eq!(ops[1].describe(), "read → 1");
         assert_eq!(ops[1].complete, Some(40));

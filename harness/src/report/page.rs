@@ -188,8 +188,8 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                 @if let Some(e) = r["error"].as_str() {
                     li { (badge(verdict)) " " strong { "not checked" } ": " span.sentence { (e) } }
                 }
-                @if m.run.bad_lines > 0 {
-                    li { span.badge.v-unknown { "note" } " " (m.run.bad_lines) " line(s) of history.jsonl could not be read" }
+                @if !m.run.bad_lines.is_empty() {
+                    li { span.badge.v-unknown { "note" } " " (bad_lines_sentence(&m.run.bad_lines)) }
                 }
             }
             div.facts {
@@ -658,4 +658,17 @@ fn by_fault(rows: &[LostRow]) -> Vec<(String, Vec<&LostRow>)> {
         }
     }
     groups
+}
+
+/// "line 5 of history.jsonl could not be read", "lines 5, 9 and 3 more ...".
+fn bad_lines_sentence(lines: &[usize]) -> String {
+    let shown: Vec<String> = lines.iter().take(5).map(usize::to_string).collect();
+    let more = lines.len().saturating_sub(shown.len());
+    let list = if more > 0 {
+        format!("{} and {more} more", shown.join(", "))
+    } else {
+        shown.join(", ")
+    };
+    let word = if lines.len() == 1 { "line" } else { "lines" };
+    format!("{word} {list} of history.jsonl could not be read")
 }

@@ -186,7 +186,7 @@ impl Processes {
 /// The `fencing` check over fencing.jsonl: one result per property (NoAckedWriteLoss,
 /// NoAckAfterTakeover, OneWriterPerTerm), each over every round.
 pub fn check(run_dir: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(run_dir.join("fencing.jsonl")).unwrap_or_default();
+    let text = crate::run_folder::read_optional(run_dir, "fencing.jsonl").unwrap_or_default();
     let mut rounds: BTreeMap<u64, Vec<FencingEvent>> = BTreeMap::new();
     let mut not_started = Vec::new();
     for line in text.lines() {
@@ -276,9 +276,7 @@ pub fn check(run_dir: &Path) -> Vec<Value> {
 
 /// The `conditional-writes` check over probe.json.
 pub fn check_probe(run_dir: &Path) -> Value {
-    let probe: Option<Value> = std::fs::read_to_string(run_dir.join("probe.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
+    let probe: Option<Value> = crate::run_folder::read_object(run_dir, "probe.json").ok();
     let (verdict, summary) = match &probe {
         None => (
             "unknown",

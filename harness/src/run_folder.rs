@@ -1,0 +1,113 @@
+//! Reading a run folder back: every command that reads one (check, report, replay, shrink)
+//! reads only files inside it (a symbolic link that leads out is refused), of a bounded size,
+//! and says which file and why when it cannot.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{HarnessError, Result};
+
+/// The largest file of a run folder that is read (a million-operation history is about
+/// 200 MB; a report must not take a machine down).
+pub const MAX_FILE: u64 = 512 << 20;
+
+/// The real path of `rel` inside `dir`, if it exists there and is a regular file no larger
+/// than [`MAX_FILE`]; otherwise why not, in a user's words.
+pub fn path_inside(dir: &Path, rel: &str) -> std::result::Result<PathBuf, String> {
+    let root = dir
+        .canonicalize()
+        .map_err(|e| format!("{}: cannot open the run folder: {e}", dir.display()))?;
+    let shown = dir.join(rel);
+    let path = root
+        .join(rel)
+        .canonicalize()
+        .map_err(|_| format!("{}: missing", shown.display()))?;
+    if !path.starts_with(&root) {
+        return Err(format!(
+            "{}: leads out of the run folder (to {}); only files inside it are read",
+            shown.display(),
+            path.display()
+        ));
+    }
+    let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", shown.display()))?;
+    if !meta.is_file() {
+        return Err(format!("{}: not a regular file", shown.display()));
+    }
+    if meta.len() > MAX_FILE {
+        return Err(format!(
+            "{}: {} MiB, larger than the {} MiB a run folder's file may be",
+            shown.display(),
+            meta.len() >> 20,
+            MAX_FILE >> 20
+        ));
+    }
+    Ok(path)
+}
+
+/// The text of `rel` inside `dir` (invalid UTF-8 replaced), or why it cannot be read.
+pub fn read(dir: &Path, rel: &str) -> Result<String> {
+    let path = path_inside(dir, rel).map_err(HarnessError::BadInput)?;
+    let bytes = std::fs::read(&path)
+        .map_err(|e| HarnessError::BadInput(format!("{}: {e}", dir.join(rel).display())))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// [`read`] for a file a run folder may lack: None when it is missing, outside or too large.
+pub fn read_optional(dir: &Path, rel: &str) -> Option<String> {
+    read(dir, rel).ok()
+}
+
+/// A JSON file of the run folder that must be a JSON object (result.json, plan.json, ...).
+pub fn read_object(dir: &Path, rel: &str) -> Result<serde_json::Value> {
+    let text = read(dir, rel)?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        HarnessError::BadInput(format!(
+            "{}: not JSON ({})",
+            dir.join(rel).display(),
+            checker::json_error_words(&e)
+        ))
+    })?;
+    if !value.is_object() {
+        return Err(HarnessError::BadInput(format!(
+            "{}: expected a JSON object {{ ... }}, found {}",
+            dir.join(rel).display(),
+            json_kind(&value)
+        )));
+    }
+    Ok(value)
+}
+
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_files_inside_the_folder_are_read() {
+        let base = std::env::temp_dir().join(format!("chaos-run-folder-{}", std::process::id()));
+        let dir = base.join("run");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(base.join("outside.txt"), "secret").unwrap();
+        std::fs::write(dir.join("result.json"), "[1,2,3]").unwrap();
+        std::os::unix::fs::symlink(base.join("outside.txt"), dir.join("history.jsonl")).unwrap();
+        let e = read(&dir, "history.jsonl").unwrap_err().to_string();
+        assert!(e.contains("leads out of the run folder"), "{e}");
+        let e = read(&dir, "faults.jsonl").unwrap_err().to_string();
+        assert!(e.ends_with("faults.jsonl: missing"), "{e}");
+        let e = read_object(&dir, "result.json").unwrap_err().to_string();
+        assert!(
+            e.contains("expected a JSON object { ... }, found a list"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}

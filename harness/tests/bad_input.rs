@@ -1,0 +1,194 @@
+//! Bad input on the command line, in history files and in run folders: one clear line in the
+//! project's words, exit 254, never a panic, never a pass on nothing (no Docker needed).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn chaos(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_chaos"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("chaos runs")
+}
+
+fn code_and_stderr(out: &Output) -> (i32, String) {
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = repo()
+        .join("target/tmp/bad-input")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A copy of the recorded stale-reads run folder.
+fn run_folder_copy(name: &str) -> PathBuf {
+    let from = repo().join("harness/tests/fixtures/runs/etcd-stale-reads/20261129T194844Z-s1");
+    let to = scratch(name).join("run");
+    std::fs::create_dir_all(to.join("logs")).unwrap();
+    for file in [
+        "history.jsonl",
+        "faults.jsonl",
+        "plan.json",
+        "result.json",
+        "scenario.yaml",
+    ] {
+        std::fs::copy(from.join(file), to.join(file)).unwrap();
+    }
+    to
+}
+
+/// Usage errors are bad arguments: 254, as the README says (clap's own default is 2, which
+/// means "could not decide"); help still exits 0.
+#[test]
+fn usage_errors_exit_254() {
+    for args in [
+        &["check", "x", "--timeout", "5"][..],
+        &["check", "x", "--timeout", "20000000000000000000s"],
+        &[
+            "run",
+            "scenarios/etcd/register-faults.yaml",
+            "--ready-timeout",
+            "-9999999999999999h",
+        ],
+        &["lint"],
+        &["no-such-command"],
+        &["run", "--no-such-flag"],
+        &["run", "x.yaml", "--seeds", "9..1"],
+    ] {
+        let (code, err) = code_and_stderr(&chaos(args));
+        assert_eq!(code, 254, "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    assert_eq!(chaos(&["--help"]).status.code(), Some(0));
+    assert_eq!(chaos(&["--version"]).status.code(), Some(0));
+}
+
+/// A history file with no event chaos can read is an error naming the file and the format,
+/// not "ok - linearizable: 0 operations"; `--format auto` says which format it took.
+#[test]
+fn a_history_with_nothing_to_check_is_an_error() {
+    let dir = scratch("nothing");
+    std::fs::write(dir.join("empty.txt"), "").unwrap();
+    let jsonl = dir.join("history.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"index\":0,\"time\":1,\"process\":0,\"type\":\"invoke\",\"f\":\"write\",\"key\":\"k\",\"value\":1}\n",
+    )
+    .unwrap();
+    let shared = std::env::var("CHAOS_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| repo().join("../shared"));
+    let bad_kv = shared.join("histories/porcupine/kv/c01-bad.txt");
+    let mut cases = vec![
+        (
+            dir.join("empty.txt"),
+            "jepsen-log",
+            "no history event could be read as jepsen-log",
+        ),
+        (
+            jsonl.clone(),
+            "jepsen-log",
+            "no history event could be read as jepsen-log",
+        ),
+        (PathBuf::from("/dev/null"), "auto", "not a regular file"),
+    ];
+    if bad_kv.is_file() {
+        cases.push((
+            bad_kv.clone(),
+            "jepsen-log",
+            "no history event could be read as jepsen-log",
+        ));
+    }
+    for (path, format, expected) in cases {
+        let path_text = path.to_string_lossy().into_owned();
+        let out = chaos(&["check", &path_text, "--model", "kv", "--format", format]);
+        let (code, err) = code_and_stderr(&out);
+        assert_eq!(code, 254, "{path_text}: {err}");
+        assert!(
+            err.contains(&path_text) && err.contains(expected),
+            "{path_text}: {err}"
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("ok"),
+            "{path_text}"
+        );
+    }
+    if bad_kv.is_file() {
+        let out = chaos(&["check", &bad_kv.to_string_lossy(), "--model", "kv"]);
+        let (code, err) = code_and_stderr(&out);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("read as edn (--format auto)"), "{err}");
+    }
+    // An unknown model is refused before the file is even opened.
+    let (code, err) = code_and_stderr(&chaos(&["check", "/no/such/file", "--model", "nope"]));
+    assert_eq!(code, 254);
+    assert!(err.contains("unknown model \"nope\""), "{err}");
+}
+
+/// A run folder is read only inside itself: a history.jsonl that links out is refused by
+/// `chaos check` as by `chaos report`.
+#[test]
+fn run_folders_are_read_only_inside_themselves() {
+    let run = run_folder_copy("symlink");
+    std::fs::remove_file(run.join("history.jsonl")).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", run.join("history.jsonl")).unwrap();
+    let (code, err) = code_and_stderr(&chaos(&["check", &run.to_string_lossy()]));
+    assert_eq!(code, 254, "{err}");
+    assert!(err.contains("leads out of the run folder"), "{err}");
+}
+
+/// A history cut short by a harness that died mid-line is still checked, and says so; a bad
+/// line elsewhere names its line and column; the report names the lines it could not read.
+#[test]
+fn a_cut_history_is_still_checkable() {
+    let run = run_folder_copy("cut");
+    let history = std::fs::read_to_string(run.join("history.jsonl")).unwrap();
+    let lines = history.lines().count();
+    let cut = &history[..history.len() - 20];
+    std::fs::write(run.join("history.jsonl"), cut).unwrap();
+    let out = chaos(&["check", &run.to_string_lossy()]);
+    let (code, err) = code_and_stderr(&out);
+    assert_eq!(code, 1, "the stale reads are still found: {err}");
+    assert!(err.contains(&format!("line {lines} is cut short")), "{err}");
+    // The same line in the middle is no crash of a writer: refused, with line and column.
+    let mut middle: Vec<&str> = history.lines().collect();
+    let broken = &middle[4][..30];
+    middle[4] = broken;
+    std::fs::write(run.join("history.jsonl"), middle.join("\n")).unwrap();
+    let (code, err) = code_and_stderr(&chaos(&["check", &run.to_string_lossy()]));
+    assert_eq!(code, 254, "{err}");
+    assert!(
+        err.contains("line 5, column 30: the event is cut short"),
+        "{err}"
+    );
+    let out = chaos(&["report", &run.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(0));
+    let page = std::fs::read_to_string(run.join("index.html")).unwrap();
+    // Line 6 completes the operation whose invocation line 5 lost.
+    assert!(page.contains("lines 5, 6 of history.jsonl could not be read"));
+}
+
+/// A result.json that is no object is refused, not rendered as "nil: nil".
+#[test]
+fn a_result_that_is_no_object_is_refused() {
+    let run = run_folder_copy("result");
+    std::fs::write(run.join("result.json"), "[1,2,3]").unwrap();
+    let (code, err) = code_and_stderr(&chaos(&["report", &run.to_string_lossy()]));
+    assert_eq!(code, 254, "{err}");
+    assert!(
+        err.contains("result.json: expected a JSON object { ... }, found a list"),
+        "{err}"
+    );
+}
