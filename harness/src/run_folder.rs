@@ -4,7 +4,69 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{HarnessError, Result};
+
+/// observed.jsonl: what the harness saw of a `reached:` predicate only a probe can see.
+pub const OBSERVED: &str = "observed.jsonl";
+
+/// One line of observed.jsonl.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Observed {
+    /// The predicate's name in `reached:`.
+    pub name: String,
+    /// Nanoseconds since the run began.
+    pub time: u64,
+    pub reached: bool,
+    /// What showed it (a probe's answer), or why not.
+    pub evidence: String,
+}
+
+/// One line of a node's log.
+#[derive(Clone, Debug)]
+pub struct LogLine {
+    /// Seconds since the run began (from the `[   12.345678] ` prefix), if present.
+    pub time: Option<f64>,
+    pub text: String,
+    /// 1-based line number in the file.
+    pub number: usize,
+}
+
+/// `[   12.345678] text` lines; lines without the prefix keep the time of the line before.
+pub fn parse_log(text: &str) -> Vec<LogLine> {
+    let mut last = None;
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let mut time = last;
+            let mut body = line;
+            if let Some(rest) = line.strip_prefix('[') {
+                if let Some(end) = rest.find("] ") {
+                    if let Ok(t) = rest[..end].trim().parse::<f64>() {
+                        time = Some(t);
+                        body = &rest[end + 2..];
+                    }
+                }
+            }
+            last = time;
+            LogLine {
+                time,
+                text: crate::redact::redact(body),
+                number: i + 1,
+            }
+        })
+        .collect()
+}
+
+/// The lines of observed.jsonl that read (none when the file is missing).
+pub fn read_observed(dir: &Path) -> Vec<Observed> {
+    read_optional(dir, OBSERVED)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
 
 /// The largest file of a run folder that is read (a million-operation history is about
 /// 200 MB; a report must not take a machine down).

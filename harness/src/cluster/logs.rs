@@ -120,7 +120,7 @@ pub(super) async fn follow_logs(
                 }
                 // What the report would redact anyway (Authorization headers, key=value
                 // credentials) never reaches the file either.
-                let redacted = crate::report::load::redact(&shown);
+                let redacted = crate::redact::redact(&shown);
                 let _ = file
                     .write_all(format!("[{elapsed:>12.6}] {redacted}\n").as_bytes())
                     .await;

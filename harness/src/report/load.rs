@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
-use regex::{Regex, RegexSet};
 use serde_json::Value;
 
 use crate::error::{HarnessError, Result};
+pub use crate::redact::{redact, redact_value};
+pub use crate::run_folder::{parse_log, LogLine};
 
 /// OpStatus of an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -79,16 +79,6 @@ pub fn show(v: &Value) -> String {
     }
 }
 
-/// One line of a node's log.
-#[derive(Clone, Debug)]
-pub struct LogLine {
-    /// Seconds since the run began (from the `[   12.345678] ` prefix), if present.
-    pub time: Option<f64>,
-    pub text: String,
-    /// 1-based line number in the file.
-    pub number: usize,
-}
-
 #[derive(Clone, Debug)]
 pub struct NodeLog {
     pub node: String,
@@ -112,93 +102,6 @@ pub struct RunFolder {
 /// Reads `rel` inside `dir`, refusing anything whose real path is outside the folder.
 pub fn read_inside(dir: &Path, rel: &str) -> Option<String> {
     crate::run_folder::read_optional(dir, rel)
-}
-
-fn patterns() -> &'static (RegexSet, Vec<(Regex, &'static str)>) {
-    static P: OnceLock<(RegexSet, Vec<(Regex, &'static str)>)> = OnceLock::new();
-    P.get_or_init(|| {
-        let rules: Vec<(&str, &str)> = vec![
-            // Authorization headers: everything after the colon.
-            (
-                r#"(?i)(\bauthorization["']?\s*[:=]\s*)[^\n]*"#,
-                "${1}[redacted]",
-            ),
-            // key = value, key: value, "key": "value" for secret-looking keys.
-            (
-                r#"(?i)(\b[\w.-]*(?:secret|password|passwd|token|api[_-]?key|access[_-]?key|credential|signature|session[_-]?key|private[_-]?key)[\w.-]*\b["']?\s*[:=]\s*["']?)([^\s"',;&}\]]+)"#,
-                "${1}[redacted]",
-            ),
-            // Command-line flags: --secret-key VALUE, --password=VALUE.
-            (
-                r#"(?i)(--?[\w-]*(?:secret|password|passwd|token|credential)[\w-]*(?:\s+|=)["']?)([^\s"']+)"#,
-                "${1}[redacted]",
-            ),
-            // Query strings of signed URLs.
-            (
-                r"(?i)(x-amz-(?:signature|credential|security-token)=)[^&\s]+",
-                "${1}[redacted]",
-            ),
-            // AWS access key ids.
-            (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "[redacted]"),
-            // user:password@ in URLs.
-            (r"(://[^/\s:@]+:)[^@\s/]+@", "${1}[redacted]@"),
-            // PEM private keys.
-            (
-                r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
-                "[redacted private key]",
-            ),
-        ];
-        let set = RegexSet::new(rules.iter().map(|(p, _)| *p)).expect("redaction patterns");
-        let list = rules
-            .into_iter()
-            .map(|(p, r)| (Regex::new(p).expect("redaction pattern"), r))
-            .collect();
-        (set, list)
-    })
-}
-
-/// Replaces credentials (S3 secret keys, passwords, tokens, signed URLs, Authorization headers,
-/// AWS key ids, private keys) with `[redacted]`.
-pub fn redact(text: &str) -> String {
-    let (set, list) = patterns();
-    let hits = set.matches(text);
-    if !hits.matched_any() {
-        return text.to_string();
-    }
-    let mut out = text.to_string();
-    for i in hits.iter() {
-        let (re, rep) = &list[i];
-        out = re.replace_all(&out, *rep).into_owned();
-    }
-    out
-}
-
-/// Redacts every string inside a JSON value (keys that name a secret blank their value).
-pub fn redact_value(v: &mut Value) {
-    match v {
-        Value::String(s) => {
-            let r = redact(s);
-            if r != *s {
-                *s = r;
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(redact_value),
-        Value::Object(o) => {
-            for (k, val) in o.iter_mut() {
-                let lk = k.to_ascii_lowercase();
-                if ["secret", "password", "token", "credential", "access_key"]
-                    .iter()
-                    .any(|w| lk.contains(w))
-                    && !val.is_null()
-                {
-                    *val = Value::String("[redacted]".into());
-                } else {
-                    redact_value(val);
-                }
-            }
-        }
-        _ => {}
-    }
 }
 
 fn bad(path: &Path, what: impl std::fmt::Display) -> HarnessError {
@@ -262,32 +165,6 @@ fn read_logs(dir: &Path) -> Vec<NodeLog> {
                 node: name.trim_end_matches(".log").to_string(),
                 lines: parse_log(&text),
             })
-        })
-        .collect()
-}
-
-/// `[   12.345678] text` lines; lines without the prefix keep the time of the line before.
-pub fn parse_log(text: &str) -> Vec<LogLine> {
-    let mut last = None;
-    text.lines()
-        .enumerate()
-        .map(|(i, line)| {
-            let mut time = last;
-            let mut body = line;
-            if let Some(rest) = line.strip_prefix('[') {
-                if let Some(end) = rest.find("] ") {
-                    if let Ok(t) = rest[..end].trim().parse::<f64>() {
-                        time = Some(t);
-                        body = &rest[end + 2..];
-                    }
-                }
-            }
-            last = time;
-            LogLine {
-                time,
-                text: redact(body),
-                number: i + 1,
-            }
         })
         .collect()
 }
