@@ -7,8 +7,11 @@
 pub mod checks;
 pub mod cluster;
 pub mod faults;
+pub mod observe;
 pub mod progress;
+pub mod rates;
 pub mod recorder;
+pub mod redact;
 pub mod report;
 pub mod run;
 pub mod scenario;

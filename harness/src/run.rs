@@ -155,7 +155,7 @@ pub async fn run_scenario(
                 seed,
             });
         }
-        Ok(()) => checks::check_run(&run_dir, &spec.checks, &meta)?,
+        Ok(()) => checks::check_run(&run_dir, spec, &meta)?,
         Err(e) => {
             let verdict = if matches!(e, HarnessError::Interrupted(_)) {
                 "interrupted"
@@ -279,6 +279,7 @@ async fn play(
     );
     let stage = Stage {
         loaded,
+        ready_timeout: options.ready_timeout,
         cluster: &cluster,
         run_dir,
         run_start,
@@ -300,6 +301,8 @@ async fn play(
 /// The parts of one run that `play` set up and `drive` plays.
 struct Stage<'a> {
     loaded: &'a LoadedScenario,
+    /// `--ready-timeout`, which also bounds how long a node a fault restarted may take.
+    ready_timeout: Option<Duration>,
     cluster: &'a Arc<Cluster>,
     run_dir: &'a Path,
     run_start: Instant,
@@ -322,12 +325,17 @@ async fn drive(
     let recorder =
         Arc::new(Recorder::create(&run_dir.join("history.jsonl"), stage.run_start).map_err(io)?);
     let fault_log = Arc::new(JsonlWriter::create(&run_dir.join("faults.jsonl")).map_err(io)?);
-    let engine = Arc::new(FaultEngine::new(
-        stage.cluster.clone(),
-        adapter.clone(),
-        recorder.clone(),
-        fault_log,
-    ));
+    let ready_within = systems::lookup(&stage.loaded.spec.system.value)
+        .map_or(Duration::from_secs(120), |info| info.ready_within);
+    let engine = Arc::new(
+        FaultEngine::new(
+            stage.cluster.clone(),
+            adapter.clone(),
+            recorder.clone(),
+            fault_log,
+        )
+        .with_ready_within(stage.ready_timeout.unwrap_or(ready_within)),
+    );
     let _proxy_task = log_proxy_effects(engine.clone(), proxy_events);
     let config = Arc::new(workload_config(&stage, adapter.as_ref()));
     let spec = &stage.loaded.spec;
@@ -338,8 +346,29 @@ async fn drive(
     {
         probe(adapter.as_ref(), &config.nodes[0], config.timeout, run_dir).await?;
     }
+    // The preconditions only a probe sees are watched from the workload's start to the end
+    // of the final phase.
+    let preconditions: Vec<(String, crate::scenario::Precondition)> = spec
+        .reached
+        .iter()
+        .map(|(name, p)| (name.clone(), p.value.clone()))
+        .collect();
+    let observed =
+        Arc::new(JsonlWriter::create(&run_dir.join(crate::run_folder::OBSERVED)).map_err(io)?);
+    let stop_watching = CancellationToken::new();
+    let _stop_watching_on_error = stop_watching.clone().drop_guard();
+    let watchers = crate::observe::spawn(
+        &preconditions,
+        engine.clone(),
+        observed,
+        stop_watching.clone(),
+    );
     play_workload(&stage, &engine, &config, workload_started).await?;
     final_phase(&stage, &engine, &config).await;
+    stop_watching.cancel();
+    for watcher in watchers {
+        let _ = watcher.await;
+    }
     Ok(())
 }
 
@@ -456,12 +485,22 @@ async fn play_workload(
         workload_start,
         stop_progress.clone(),
     ));
+    let end = Arc::new(match &spec.workload.lasts_past {
+        Some(_) => workloads::WorkloadEnd::waiting_for_a_step(config.duration),
+        None => workloads::WorkloadEnd::after(config.duration),
+    });
+    let _extend = spec
+        .workload
+        .lasts_past
+        .as_ref()
+        .map(|l| extend_past_step(engine.clone(), end.clone(), l.value, config.duration));
     let context = workloads::WorkloadContext {
         adapter: engine.adapter.clone(),
         recorder: recorder.clone(),
         config: config.clone(),
         run_dir: stage.run_dir.to_path_buf(),
         cancel: stage.interrupt.clone(),
+        end,
     };
     workload.play(context).await?;
     stop_progress.cancel();
@@ -471,6 +510,33 @@ async fn play_workload(
         let _ = task.await;
     }
     Ok(())
+}
+
+/// `lasts-past:`: once the step is over, the workload may end `by` later. A step that is not
+/// over by the end of the duration plus the engine's readiness budget lets it end (the
+/// `reached:` predicates then say what did not happen).
+fn extend_past_step(
+    engine: Arc<FaultEngine>,
+    end: Arc<workloads::WorkloadEnd>,
+    lasts: crate::scenario::LastsPast,
+    duration: Duration,
+) -> AbortOnDrop {
+    AbortOnDrop(tokio::spawn(async move {
+        let give_up = Instant::now() + duration + engine.ready_within;
+        while !engine.steps_over().contains(&lasts.step) && Instant::now() < give_up {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let over = Instant::now();
+        if engine.steps_over().contains(&lasts.step) {
+            eprintln!(
+                "workload: step {} is over; the workload lasts {} more",
+                lasts.step, lasts.by
+            );
+            end.step_over_at(over + lasts.by.0);
+        } else {
+            end.step_over_at(over);
+        }
+    }))
 }
 
 /// After the workload: which nodes went down on their own, the final heal, the settle, the

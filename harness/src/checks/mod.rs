@@ -4,6 +4,7 @@
 
 pub mod converge;
 pub mod evidence;
+pub mod reached;
 pub mod witness;
 
 use std::collections::BTreeMap;
@@ -291,26 +292,83 @@ fn read_history_file(path: &Path, format: &str) -> Result<History> {
 }
 
 /// Checks a finished run and writes result.json.
-pub fn check_run(
-    run_dir: &Path,
-    checks: &[serde_saphyr::Spanned<CheckSpec>],
-    meta: &Value,
-) -> Result<Checked> {
+pub fn check_run(run_dir: &Path, spec: &scenario::Scenario, meta: &Value) -> Result<Checked> {
     let history = read_run_history(run_dir)?;
-    let specs: Vec<CheckSpec> = checks.iter().map(|c| c.value.clone()).collect();
+    let specs: Vec<CheckSpec> = spec.checks.iter().map(|c| c.value.clone()).collect();
     let mut results = run_checks(&history, &specs, None, Some(run_dir))?;
     results.extend(fault_steps_check(run_dir));
     let verdict = overall(&results);
+    let confirmed = confirm(run_dir, spec, &history, meta, verdict);
     let mut result = meta.clone();
     result["verdict"] = json!(verdict);
     result["checks"] = json!(results);
+    confirmed.write_into(&mut result);
     result["stats"] = statistics(&history, &read_faults(run_dir));
     write_result(run_dir, &result)?;
     Ok(Checked {
         verdict,
-        exit_code: verdict.exit_code(),
+        exit_code: confirmed.exit_code(verdict),
         result,
     })
+}
+
+/// The preconditions a run reached and what its verdict then confirms.
+pub struct Confirmed {
+    pub reached: Vec<reached::Reached>,
+    /// None when the scenario declares no preconditions.
+    pub confirmation: Option<reached::Confirmation>,
+}
+
+impl Confirmed {
+    pub fn exit_code(&self, verdict: Verdict) -> i32 {
+        self.confirmation
+            .map_or_else(|| verdict.exit_code(), reached::Confirmation::exit_code)
+    }
+
+    /// result.json's `preconditions`, `confirmation` and its sentence.
+    pub fn write_into(&self, result: &mut Value) {
+        let Some(confirmation) = self.confirmation else {
+            return;
+        };
+        let unreached: Vec<&reached::Reached> =
+            self.reached.iter().filter(|r| !r.reached).collect();
+        result["preconditions"] = json!(self.reached);
+        result["confirmation"] = json!(confirmation);
+        result["confirmation_sentence"] = json!(confirmation.sentence(&unreached));
+    }
+}
+
+/// Evaluates the scenario's `reached:` predicates on the run folder.
+pub fn confirm(
+    run_dir: &Path,
+    spec: &scenario::Scenario,
+    history: &History,
+    meta: &Value,
+    verdict: Verdict,
+) -> Confirmed {
+    if spec.reached.is_empty() {
+        return Confirmed {
+            reached: Vec::new(),
+            confirmation: None,
+        };
+    }
+    let preconditions: Vec<(String, scenario::Precondition)> = spec
+        .reached
+        .iter()
+        .map(|(name, p)| (name.clone(), p.value.clone()))
+        .collect();
+    let evidence = reached::Evidence {
+        run_dir,
+        history,
+        steps: reached::StepTimes::from_faults(&read_faults(run_dir)),
+        workload_started: meta["workload_started_ns"].as_u64().unwrap_or(0),
+    };
+    let reached = reached::evaluate(&preconditions, &evidence);
+    let all = reached.iter().all(|r| r.reached);
+    Confirmed {
+        confirmation: Some(reached::Confirmation::of(verdict, all)),
+        reached,
+    }
 }
 
 /// The "faults applied" check of a run folder (plan.json against faults.jsonl), if it planned
@@ -486,6 +544,16 @@ pub struct CheckedPath {
     pub results: Vec<Value>,
     pub verdict: Verdict,
     pub operations: usize,
+    /// A run folder's preconditions and confirmation.
+    pub confirmed: Option<Confirmed>,
+}
+
+impl CheckedPath {
+    pub fn exit_code(&self) -> i32 {
+        self.confirmed
+            .as_ref()
+            .map_or_else(|| self.verdict.exit_code(), |c| c.exit_code(self.verdict))
+    }
 }
 
 /// `chaos check PATH`: a run folder (its scenario's checks) or a history file with --model.
@@ -497,17 +565,19 @@ pub fn check_command(
     as_json: bool,
 ) -> Result<i32> {
     let checked = check_path(path, model, format, timeout)?;
+    let exit_code = checked.exit_code();
     let CheckedPath {
         results,
         verdict,
         operations,
+        confirmed,
     } = checked;
     if as_json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({"verdict": verdict, "checks": results}))
-                .unwrap_or_default()
-        );
+        let mut out = json!({"verdict": verdict, "checks": results});
+        if let Some(c) = &confirmed {
+            c.write_into(&mut out);
+        }
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
         for r in &results {
             println!(
@@ -518,8 +588,21 @@ pub fn check_command(
             );
         }
         println!("verdict: {verdict} ({operations} operations)");
+        if let Some(c) = confirmed.as_ref().filter(|c| c.confirmation.is_some()) {
+            for r in &c.reached {
+                let when = r.at_s.map(|t| format!(" at {t:.1} s")).unwrap_or_default();
+                let word = if r.reached { "reached" } else { "NOT reached" };
+                println!("precondition {}: {word}{when} - {}", r.name, r.evidence);
+            }
+            let mut shown = json!({});
+            c.write_into(&mut shown);
+            println!(
+                "{}",
+                shown["confirmation_sentence"].as_str().unwrap_or_default()
+            );
+        }
     }
-    Ok(verdict.exit_code())
+    Ok(exit_code)
 }
 
 /// Reads and checks PATH, printing nothing: what `chaos check` and its fuzz test run.
@@ -533,16 +616,18 @@ pub fn check_path(
     if let Some(m) = model {
         m.parse::<ModelKind>().map_err(HarnessError::BadInput)?;
     }
+    let mut spec = None;
     let (history, checks) = if path.is_dir() {
         let history = read_run_history(path)?;
         let scenario_text = crate::run_folder::read(path, "scenario.yaml")?;
-        let spec = scenario::parse_text(&path.join("scenario.yaml"), &scenario_text)
+        let parsed = scenario::parse_text(&path.join("scenario.yaml"), &scenario_text)
             .map_err(|e| HarnessError::BadInput(e.to_string()))?;
-        let mut checks: Vec<CheckSpec> = spec.checks.into_iter().map(|c| c.value).collect();
+        let mut checks: Vec<CheckSpec> = parsed.checks.iter().map(|c| c.value.clone()).collect();
         // --model adds a linearizability check to the scenario's own, never replaces them.
         if let Some(m) = model {
             checks.push(linearizable_check(m));
         }
+        spec = Some(parsed);
         (history, checks)
     } else {
         let Some(model) = model else {
@@ -559,10 +644,20 @@ pub fn check_path(
     let mut results = run_checks(&history, &checks, timeout, run_dir)
         .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
     results.extend(run_dir.and_then(fault_steps_check));
+    let verdict = overall(&results);
+    let confirmed = match (run_dir, &spec) {
+        (Some(dir), Some(spec)) => {
+            // The workload's start (what the predicates' times count from) is in result.json.
+            let meta = crate::run_folder::read_object(dir, "result.json").unwrap_or_default();
+            Some(confirm(dir, spec, &history, &meta, verdict))
+        }
+        _ => None,
+    };
     Ok(CheckedPath {
-        verdict: overall(&results),
+        verdict,
         results,
         operations: history.ops.len(),
+        confirmed,
     })
 }
 

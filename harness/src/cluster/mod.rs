@@ -580,6 +580,26 @@ impl Cluster {
         Ok(())
     }
 
+    /// Whether the node runs and its healthcheck passes (running is enough without one).
+    pub async fn is_healthy(&self, node: &str) -> bool {
+        let Ok(container) = self.container(node) else {
+            return false;
+        };
+        let Ok(info) = self
+            .docker
+            .inspect_container(container, None::<InspectContainerOptions>)
+            .await
+        else {
+            return false;
+        };
+        let state = info.state.unwrap_or_default();
+        state.running == Some(true)
+            && state
+                .health
+                .and_then(|h| h.status)
+                .is_none_or(|s| s.to_string() == "healthy")
+    }
+
     /// Whether a fault took the node down (kill, stop) and nothing has started it since.
     pub fn is_downed(&self, node: &str) -> bool {
         self.downed.lock().expect("downed nodes").contains(node)

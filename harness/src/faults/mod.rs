@@ -36,6 +36,9 @@ pub struct FaultEngine {
     pub log: Arc<JsonlWriter>,
     /// What the progress line shows: faults in force now (by step) and steps that fired.
     pub state: std::sync::Mutex<EngineState>,
+    /// How long a node a fault started again may take to answer again (the system's
+    /// readiness budget).
+    pub ready_within: Duration,
 }
 
 #[derive(Default)]
@@ -66,7 +69,19 @@ impl FaultEngine {
             recorder,
             log,
             state: Default::default(),
+            ready_within: Duration::from_secs(120),
         }
+    }
+
+    /// The budget for nodes a fault started again to answer again.
+    pub fn with_ready_within(mut self, within: Duration) -> FaultEngine {
+        self.ready_within = within;
+        self
+    }
+
+    /// Steps whose every firing has played out, its nodes answering again.
+    pub fn steps_over(&self) -> BTreeSet<usize> {
+        self.state().over.clone()
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, EngineState> {
@@ -296,6 +311,8 @@ impl FaultEngine {
         if act.phase != "apply" || act.action.undo().is_none() {
             self.state().active.remove(&act.step);
         }
+        let brought_back = outcome.is_ok()
+            && matches!(act.action, Action::Restart | Action::Start | Action::Crash);
         self.record(FaultEvent {
             time: self.recorder.now(),
             started,
@@ -308,13 +325,64 @@ impl FaultEngine {
                 .grudge
                 .filter(|_| act.phase == "apply")
                 .map(|g| json!(g)),
-            trigger: act.trigger,
+            trigger: act.trigger.clone(),
             outcome: match outcome {
                 Ok(()) => "ok".into(),
                 Err(e) => e.to_string(),
             },
             detail,
             offset: offset.map(crate::scenario::units::format_offset),
+        });
+        if brought_back {
+            self.await_answering(&act).await;
+        }
+    }
+
+    /// After a restart or start: waits until every node it brought back is healthy and its
+    /// adapter says it answers again (an OM back in its Ratis group, with a leader), and
+    /// records when (phase `ready`), so that what must come after the restart (a step's
+    /// `armed-after:`, a `reached:` predicate, `workload.lasts-past`) follows the cluster, not
+    /// the clock.
+    async fn await_answering(&self, act: &Act<'_>) {
+        let started = self.recorder.now();
+        let begun = Instant::now();
+        let deadline = begun + self.ready_within;
+        let mut pending: Vec<String> = act.targets.to_vec();
+        loop {
+            let mut still = Vec::new();
+            for node in pending {
+                if !(self.cluster.is_healthy(&node).await && self.adapter.answers(&node).await) {
+                    still.push(node);
+                }
+            }
+            pending = still;
+            if pending.is_empty() || Instant::now() >= deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        let after = begun.elapsed().as_secs_f64();
+        self.record(FaultEvent {
+            time: self.recorder.now(),
+            started,
+            step: Some(act.step),
+            action: act.action.name().into(),
+            phase: "ready",
+            targets: act.targets.to_vec(),
+            mode: None,
+            grudge: None,
+            trigger: None,
+            outcome: if pending.is_empty() {
+                format!("answering again after {after:.1} s")
+            } else {
+                format!(
+                    "{} not answering within {:.0} s",
+                    pending.join(", "),
+                    self.ready_within.as_secs_f64()
+                )
+            },
+            detail: Some(json!({ "after_s": after, "not_answering": pending })),
+            offset: None,
         });
     }
 

@@ -10,6 +10,7 @@ use super::FaultEngine;
 use crate::cluster::LogLine;
 use crate::scenario::plan::{Firing, StepPlan};
 use crate::scenario::{FaultStep, Role};
+use crate::systems;
 
 pub(super) enum Trigger {
     Time,
@@ -89,24 +90,15 @@ impl Trigger {
                 }
             },
             Trigger::Probe { node, role } => loop {
-                let roles = engine.adapter.roles().await;
-                let hit = roles
-                    .iter()
-                    .find(|(n, r)| **r == *role && node.as_ref().is_none_or(|want| want == *n));
-                if let Some((n, _)) = hit {
+                let adapter = engine.adapter.as_ref();
+                if let Some(n) = systems::role_holder(adapter, *role, node.as_deref()).await {
                     break format!("{} ({n})", step.trigger);
                 }
                 tokio::time::sleep(Duration::from_millis(200)).await;
             },
             Trigger::Behind { node, by } => loop {
-                let applied = engine.adapter.applied_indexes().await;
-                let top = applied.values().flatten().max().copied().unwrap_or(0);
-                let hit = applied.iter().find_map(|(n, a)| {
-                    let a = (*a)?;
-                    let wanted = node.as_ref().is_none_or(|w| w == n);
-                    (wanted && top.saturating_sub(a) > *by).then_some((n, a))
-                });
-                if let Some((n, a)) = hit {
+                let adapter = engine.adapter.as_ref();
+                if let Some((n, a, top)) = systems::behind_by(adapter, node.as_deref(), *by).await {
                     break format!("{} ({n} at {a}, highest {top})", step.trigger);
                 }
                 tokio::time::sleep(Duration::from_millis(500)).await;

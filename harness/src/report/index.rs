@@ -29,6 +29,10 @@ pub struct Entry {
     pub has_page: bool,
     /// What the suite expected of the run (`fail` for a known-bad control), if it ran in one.
     pub expect: Option<String>,
+    pub confirmation: Option<String>,
+    pub preconditions: Vec<(String, bool, String)>,
+    /// What the run ended as, for the rates over a scenario's runs.
+    pub class: crate::rates::Class,
 }
 
 const MAX_DEPTH: usize = 8;
@@ -152,6 +156,9 @@ fn entry(dir: &Path, run: &Path) -> Option<Entry> {
         error: result["error"].as_str().map(str::to_string),
         has_page: run.join("index.html").is_file(),
         expect: result["expect"].as_str().map(str::to_string),
+        confirmation: result["confirmation"].as_str().map(str::to_string),
+        preconditions: super::preconditions(&result),
+        class: crate::rates::Class::of_result(&result),
     })
 }
 
@@ -183,9 +190,54 @@ main{max-width:1400px;margin:0 auto;padding:1em 1.5em}
 table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #e4e7ec;border-radius:8px}
 td,th{border-bottom:1px solid #e4e7ec;padding:.35em .7em;text-align:left;vertical-align:top}th{color:#475467;background:#f9fafb}
 td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
+table.rates{margin-bottom:1.2em}h2{font-size:1.1em;margin:1em 0 .4em}
 .badge{display:inline-block;padding:.05em .55em;border-radius:999px;color:#fff;font-weight:600;font-size:.85em;background:#6b7280}
 .v-ok{background:#2f8f46}.v-illegal{background:#d0212b}.v-unknown{background:#b7950b}
 .head{max-width:48em}.muted{color:#667085}a{color:#1d4ed8}"#;
+
+/// Each scenario's runs by what they ended as.
+pub fn tallies(entries: &[Entry]) -> Vec<(String, crate::rates::Tally)> {
+    let mut out: Vec<(String, crate::rates::Tally)> = Vec::new();
+    for e in entries {
+        match out.iter_mut().find(|(s, _)| *s == e.scenario) {
+            Some((_, t)) => t.add(e.class, e.duration_s),
+            None => {
+                let mut t = crate::rates::Tally::default();
+                t.add(e.class, e.duration_s);
+                out.push((e.scenario.clone(), t));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// The rates table: a row per scenario, a column per way its runs ended (those that occur).
+fn rates(entries: &[Entry]) -> Markup {
+    use crate::rates::{share, Class};
+    let tallies = tallies(entries);
+    let columns: Vec<Class> = Class::ALL
+        .into_iter()
+        .filter(|c| tallies.iter().any(|(_, t)| t.count(*c) > 0))
+        .collect();
+    html! {
+        h2 { "Rates over each scenario's runs" }
+        p.muted { "k of N runs, with the 95% interval (Wilson). Confirmed: a violation with every precondition reached; held: every precondition reached and no violation; not reached: the run did not test the bug." }
+        table.rates {
+            thead { tr { th { "scenario" } th { "runs" } @for c in &columns { th { (c.word()) } } th { "median duration" } } }
+            tbody {
+                @for (scenario, t) in &tallies {
+                    tr {
+                        td { a href={"#scenario=" (scenario)} { (scenario) } }
+                        td.num { (t.runs) }
+                        @for c in &columns { td.num { (share(t.count(*c), t.runs)) } }
+                        td.num { (format!("{:.0} s", t.median_seconds())) }
+                    }
+                }
+            }
+        }
+    }
+}
 
 fn page(entries: &[Entry]) -> Markup {
     let mut scenarios: Vec<&str> = entries.iter().map(|e| e.scenario.as_str()).collect();
@@ -230,8 +282,9 @@ fn page(entries: &[Entry]) -> Markup {
                         label { "search " input #f-text type="search" placeholder="seed, words of the verdict"; }
                         span.muted { span #shown { (entries.len()) } " shown" }
                     }
+                    @if !entries.is_empty() { (rates(entries)) h2 { "Runs" } }
                     table {
-                        thead { tr { th { "started (UTC)" } th { "scenario" } th { "seed" } th { "verdict" } th { "duration" } th { "ops" } th { "what happened" } th { "report" } } }
+                        thead { tr { th { "started (UTC)" } th { "scenario" } th { "seed" } th { "verdict" } th { "confirmation" } th { "duration" } th { "ops" } th { "what happened" } th { "report" } } }
                         tbody {
                             @for e in entries {
                                 tr data-verdict=(e.verdict) data-scenario=(e.scenario) {
@@ -239,6 +292,8 @@ fn page(entries: &[Entry]) -> Markup {
                                     td { (e.scenario) }
                                     td.num { (e.seed) }
                                     td { span class={"badge v-" (e.verdict)} { (e.verdict) } }
+                                    td { (e.confirmation.as_deref().unwrap_or("").replace('-', " "))
+                                        @for p in e.preconditions.iter().filter(|p| !p.1) { br; span.muted title=(p.2) { "not reached: " (p.0) } } }
                                     td.num { (format!("{:.1} s", e.duration_s)) }
                                     td.num { (e.operations.map(|o| o.to_string()).unwrap_or_default()) }
                                     td.head { (e.headline) }
@@ -279,6 +334,8 @@ pub fn render_index(dir: &Path) -> Result<Vec<Entry>> {
             checks: e.checks.clone(),
             error: e.error.clone(),
             expect: e.expect.clone(),
+            confirmation: e.confirmation.clone(),
+            preconditions: e.preconditions.clone(),
         })
         .collect();
     std::fs::write(dir.join("junit.xml"), junit::junit(&runs, true)?).map_err(|e| {

@@ -21,6 +21,55 @@ pub struct RunCases {
     /// What a suite expected of the run: with `fail` (a known-bad control) the violation is the
     /// success, and a pass is the failure.
     pub expect: Option<String>,
+    /// What the verdict confirms of the bug (`confirmed`, `held`, `not-reached`, ...), when the
+    /// scenario declares preconditions.
+    pub confirmation: Option<String>,
+    /// (name, reached, evidence)
+    pub preconditions: Vec<(String, bool, String)>,
+}
+
+/// The test case "preconditions reached": a failure of type `not reached` naming each
+/// predicate the run did not reach, with what was seen instead.
+fn preconditions_case(run: &RunCases, seed: &str) -> Option<TestCase> {
+    run.confirmation.as_ref()?;
+    let missing: Vec<&(String, bool, String)> = run.preconditions.iter().filter(|p| !p.1).collect();
+    let status = if missing.is_empty() {
+        TestCaseStatus::success()
+    } else {
+        let names: Vec<&str> = missing.iter().map(|p| p.0.as_str()).collect();
+        let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        s.set_message(format!(
+            "not reached: {} ({})",
+            names.join(", "),
+            run.folder
+        ))
+        .set_type("not reached")
+        .set_description(
+            missing
+                .iter()
+                .map(|p| format!("{}: {}", p.0, p.2))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        s
+    };
+    let mut c = TestCase::new(format!("preconditions reached{seed}"), status);
+    c.set_classname(run.scenario.clone());
+    c.set_system_out(
+        run.preconditions
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {}: {}",
+                    if p.1 { "reached" } else { "NOT reached" },
+                    p.0,
+                    p.2
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    Some(c)
 }
 
 fn case(
@@ -97,7 +146,9 @@ fn cases(run: &RunCases, with_seed: bool) -> Vec<TestCase> {
         }
         c.set_classname(run.scenario.clone());
         c.set_time(std::time::Duration::from_secs_f64(run.duration_s.max(0.0)));
-        return vec![c];
+        return std::iter::once(c)
+            .chain(preconditions_case(run, &seed))
+            .collect();
     }
     if run.checks.is_empty() {
         let e = run.error.clone().unwrap_or_else(|| "no check ran".into());
@@ -114,6 +165,7 @@ fn cases(run: &RunCases, with_seed: bool) -> Vec<TestCase> {
         .map(|(name, verdict, sentences, summary)| {
             case(run, format!("{name}{seed}"), verdict, sentences, summary)
         })
+        .chain(preconditions_case(run, &seed))
         .collect()
 }
 
@@ -155,6 +207,8 @@ mod tests {
             )],
             error: None,
             expect: expect.map(str::to_string),
+            confirmation: None,
+            preconditions: Vec::new(),
         }
     }
 

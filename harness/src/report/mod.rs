@@ -60,6 +60,8 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         checks: checks.clone(),
         error: r["error"].as_str().map(str::to_string),
         expect: r["expect"].as_str().map(str::to_string),
+        confirmation: r["confirmation"].as_str().map(str::to_string),
+        preconditions: preconditions(r),
     };
     let junit = junit::junit(std::slice::from_ref(&cases), false)?;
     let headline =
@@ -77,8 +79,25 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
             )
         })
         .unwrap_or_default();
+    // "illegal, confirmed", "ok, not reached: every-om-restarted".
+    let confirmation = match r["confirmation"].as_str() {
+        Some(word) => {
+            let unreached: Vec<String> = preconditions(r)
+                .into_iter()
+                .filter(|p| !p.1)
+                .map(|p| p.0)
+                .collect();
+            let word = word.replace('-', " ");
+            if unreached.is_empty() {
+                format!(", {word}")
+            } else {
+                format!(", {word} (not reached: {})", unreached.join(", "))
+            }
+        }
+        None => String::new(),
+    };
     let line = format!(
-        "{}: {} (seed {}, {} ops{steps}, {:.1} s){} {}",
+        "{}: {}{confirmation} (seed {}, {} ops{steps}, {:.1} s){} {}",
         show(&r["scenario"]),
         show(&r["verdict"]),
         show(&r["seed"]),
@@ -103,6 +122,9 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         "headline": headline,
         "checks": checks.iter().map(|(n, v, s, d)| json!({"name": n, "verdict": v, "sentences": s, "summary": d})).collect::<Vec<_>>(),
         "error": r["error"],
+        "confirmation": r["confirmation"],
+        "confirmation_sentence": r["confirmation_sentence"],
+        "preconditions": r["preconditions"],
     });
     Ok(Rendered {
         html,
@@ -110,6 +132,22 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         summary,
         line,
     })
+}
+
+/// result.json's preconditions as (name, reached, evidence).
+pub fn preconditions(result: &Value) -> Vec<(String, bool, String)> {
+    result["preconditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            (
+                show(&p["name"]),
+                p["reached"].as_bool().unwrap_or(false),
+                show(&p["evidence"]),
+            )
+        })
+        .collect()
 }
 
 /// Writes index.html, junit.xml and report.json into the run folder; returns the one-line summary.

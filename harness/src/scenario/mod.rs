@@ -2,6 +2,7 @@
 //! against the compose file, the system adapter and the checker before any container starts.
 
 pub mod plan;
+pub mod reached;
 mod steps;
 pub mod units;
 mod validate;
@@ -21,6 +22,7 @@ use serde_saphyr::{Location, Spanned};
 use crate::cluster::compose::ComposeFile;
 use crate::systems;
 
+pub use reached::*;
 pub use steps::*;
 pub use units::{Dur, DurRange, OffsetRange, Rate};
 use validate::{find_compose, validate, NodeFacts, Problems};
@@ -45,6 +47,10 @@ pub struct Scenario {
     pub checks: Vec<Spanned<CheckSpec>>,
     #[serde(default, rename = "final")]
     pub final_phase: FinalSpec,
+    /// The bug's preconditions: named predicates a run must reach for its verdict to say
+    /// anything about the bug (see `reached.rs`).
+    #[serde(default)]
+    pub reached: IndexMap<String, Spanned<Precondition>>,
     /// Object stores (`system: s3`): credentials, bucket, region, port.
     #[serde(default)]
     pub s3: Option<Spanned<S3Spec>>,

@@ -99,6 +99,194 @@ pub(super) fn validate(spec: &Scenario, facts: &NodeFacts, problems: &mut Proble
     }
     validate_sections(spec, problems);
     validate_checks(spec, problems);
+    for (name, precondition) in &spec.reached {
+        validate_precondition(name, precondition, spec, facts, problems);
+    }
+}
+
+/// One `reached:` predicate: one kind, steps and nodes that exist, regexes that compile, and a
+/// kind the system can observe.
+fn validate_precondition(
+    name: &str,
+    p: &Spanned<Precondition>,
+    spec: &Scenario,
+    facts: &NodeFacts,
+    problems: &mut Problems,
+) {
+    let key = format!("reached.{name}");
+    let (at, pre) = (&p.referenced, &p.value);
+    let adapter = systems::lookup(&spec.system.value);
+    let system = adapter.map_or("?", |a| a.name);
+    let mut problem = |sub: &str, message: String| {
+        let path = if sub.is_empty() {
+            key.clone()
+        } else {
+            format!("{key}.{sub}")
+        };
+        problems.list.push(ScenarioError {
+            file: problems.file.clone(),
+            line: at.line(),
+            column: at.column(),
+            path,
+            message,
+        });
+    };
+    let kinds = pre.kinds();
+    if kinds.len() != 1 {
+        problem(
+            "",
+            format!(
+                "a precondition is one of step, log, probe, history, resent, converge, config (found {})",
+                kinds.len()
+            ),
+        );
+    }
+    let steps = spec.faults.len();
+    for s in pre.steps_named() {
+        if s.value >= steps {
+            problem(
+                "",
+                match steps {
+                    0 => format!("names fault step {}, and the scenario has none", s.value),
+                    n => format!(
+                        "names fault step {}; the steps are 0 to {} (steps count from 0)",
+                        s.value,
+                        n - 1
+                    ),
+                },
+            );
+        }
+    }
+    if (pre.undone || pre.ready) && pre.step.is_none() {
+        problem("undone", "`undone:` and `ready:` go with `step:`".into());
+    }
+    if let Some(step) = pre.step.as_ref().and_then(|s| spec.faults.get(s.value)) {
+        let step = &step.value;
+        if pre.undone && step.duration.is_none() {
+            problem(
+                "undone",
+                "that step has no `for:`, so nothing undoes it".into(),
+            );
+        }
+        let brings_back = |a: &Action| matches!(a, Action::Restart | Action::Start | Action::Crash);
+        let restarts = step.actions.0.iter().any(brings_back)
+            || step.then.as_ref().is_some_and(|t| brings_back(&t.action))
+            || (step.duration.is_some()
+                && step
+                    .actions
+                    .0
+                    .iter()
+                    .any(|a| a.undo() == Some(Action::Start)));
+        if pre.ready && !restarts {
+            problem(
+                "ready",
+                "`ready:` waits for nodes a step starts again (restart, start, crash, or kill/stop with `for:`)".into(),
+            );
+        }
+    }
+    for (sub, regex) in pre.regexes() {
+        if let Err(e) = regex_problem(&regex.value) {
+            problem(sub, e);
+        }
+    }
+    let mut nodes: Vec<(&str, &Spanned<String>)> = Vec::new();
+    if let Some(n) = pre.log.as_ref().and_then(|l| l.node.as_ref()) {
+        nodes.push(("log.node", n));
+    }
+    if let Some(n) = pre.probe.as_ref().and_then(|p| p.node.as_ref()) {
+        nodes.push(("probe.node", n));
+    }
+    if let Some(c) = &pre.config {
+        nodes.push(("config.node", &c.node));
+    }
+    for (sub, node) in nodes {
+        if !facts.nodes.is_empty() && !facts.nodes.contains(&node.value) {
+            problem(
+                sub,
+                format!(
+                    "unknown node `{}` (nodes of profile: {})",
+                    node.value,
+                    facts.nodes.join(", ")
+                ),
+            );
+        }
+    }
+    if let Some(probe) = &pre.probe {
+        let asked = [
+            probe.role.is_some(),
+            probe.behind.is_some(),
+            probe.metric.is_some(),
+        ];
+        if asked.iter().filter(|a| **a).count() != 1 {
+            problem(
+                "probe",
+                "a probe is one of `role:`, `behind:` and `metric:` (with `above:`)".into(),
+            );
+        }
+        if probe.metric.is_some() != probe.above.is_some() {
+            problem(
+                "probe.above",
+                "`metric:` needs `above:`, and only it takes one".into(),
+            );
+        }
+        let lacks = |capability: bool, what: &str| {
+            (!capability).then(|| format!("system `{system}` has no {what}"))
+        };
+        if let Some(adapter) = adapter {
+            let missing = [
+                probe
+                    .role
+                    .is_some()
+                    .then(|| lacks(adapter.has_roles, "roles"))
+                    .flatten(),
+                probe
+                    .behind
+                    .is_some()
+                    .then(|| lacks(adapter.applied_index, "applied-index probe"))
+                    .flatten(),
+                probe
+                    .metric
+                    .is_some()
+                    .then(|| lacks(adapter.metrics, "metrics page (/prom) the harness reads"))
+                    .flatten(),
+            ];
+            for m in missing.into_iter().flatten() {
+                problem("probe", m);
+            }
+        }
+    }
+    for (sub, filter) in pre.history.iter().map(|h| ("history", h)).chain(
+        pre.resent
+            .iter()
+            .flat_map(|r| [("resent.first", &r.first), ("resent.again", &r.again)]),
+    ) {
+        match (&filter.at_least, sub) {
+            (Some(n), "history") if n.value == 0 => {
+                problem("history.at-least", "needs at least 1".into())
+            }
+            (Some(_), s) if s != "history" => problem(
+                &format!("{sub}.at-least"),
+                "`at-least:` counts the calls: write it beside `first:` and `again:`".into(),
+            ),
+            _ => {}
+        }
+    }
+    if pre.resent.as_ref().is_some_and(|r| r.at_least == 0) {
+        problem("resent.at-least", "needs at least 1".into());
+    }
+    if let (Some(_), Some(adapter)) = (&pre.converge, adapter) {
+        if !adapter.applied_index {
+            problem(
+                "converge",
+                format!("system `{system}` has no applied-index probe (converge: ozone)"),
+            );
+        }
+    }
+    if let (Some(_), Some(adapter)) = (&pre.config, adapter) {
+        if !adapter.config_keys {
+            problem("config", format!("system `{system}` cannot tell which configuration keys its build defines (config: ozone)"));
+        }
+    }
 }
 
 /// A node name that is not one of the profile's.
@@ -683,6 +871,26 @@ fn validate_sections(spec: &Scenario, problems: &mut Problems) {
                 "workload.lease".into(),
                 "close-after must come after recover-after (the recoverLease races an open file)"
                     .into(),
+            ));
+        }
+    }
+    if let Some(lasts) = &w.lasts_past {
+        if lasts.value.step >= spec.faults.len() {
+            section_problems.push((
+                lasts.referenced,
+                "workload.lasts-past.step".into(),
+                format!(
+                    "names fault step {}, and the scenario has {} (steps count from 0)",
+                    lasts.value.step,
+                    spec.faults.len()
+                ),
+            ));
+        }
+        if matches!(w.kind.value, WorkloadKind::Fencing | WorkloadKind::Lease) {
+            section_problems.push((
+                lasts.referenced,
+                "workload.lasts-past".into(),
+                "`lasts-past:` applies to the workloads of processes (register, set, create, s3-object, stream)".into(),
             ));
         }
     }

@@ -70,6 +70,10 @@ pub struct WorkloadSpec {
     /// it as it answered the first (`retry-consistent`).
     #[serde(default, rename = "duplicate-after")]
     pub duplicate_after: Option<Dur>,
+    /// The workload lasts at least `by` past the end of fault step `step` (applied, undone,
+    /// its nodes answering again), however long that takes on this machine.
+    #[serde(default, rename = "lasts-past")]
+    pub lasts_past: Option<Spanned<LastsPast>>,
     /// s3-object: relative weights of the operations (default get 4, put 2, delete 1,
     /// put-if-none-match 2, put-if-match 2; a weight left out is 0).
     #[serde(default)]
@@ -87,6 +91,14 @@ pub struct WorkloadSpec {
     /// stream: what each put writes.
     #[serde(default)]
     pub stream: Option<Spanned<StreamSpec>>,
+}
+
+/// `lasts-past: { step: 3, by: 75s }`.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LastsPast {
+    pub step: usize,
+    pub by: Dur,
 }
 
 /// What each put of the stream workload writes.

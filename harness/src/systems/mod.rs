@@ -31,6 +31,11 @@ pub struct SystemInfo {
     pub speaks_s3: bool,
     /// Whether its adapter answers `applied_indexes` (the `converge` check needs it).
     pub applied_index: bool,
+    /// Whether its adapter reads a node's metrics page (`reached:` probes of a `metric:`).
+    pub metrics: bool,
+    /// Whether its adapter tells which configuration keys a node's build defines (`reached:`
+    /// predicates of kind `config:`).
+    pub config_keys: bool,
     /// The profile `--scm-ha` plays a scenario on instead of its own (ozone -> ozone-scm-ha).
     pub scm_ha_profile: Option<fn(&str) -> String>,
     /// What `chaos run` says up front about a system whose adapter has not met everything live.
@@ -48,6 +53,8 @@ impl SystemInfo {
         admin_actions: &[],
         speaks_s3: false,
         applied_index: false,
+        metrics: false,
+        config_keys: false,
         scm_ha_profile: None,
         caveat: None,
     };
@@ -245,6 +252,36 @@ pub enum Outcome {
     Info(String),
 }
 
+/// A node holding `role` now (the named one, or any).
+pub async fn role_holder(
+    adapter: &(impl SystemAdapter + ?Sized),
+    role: Role,
+    node: Option<&str>,
+) -> Option<String> {
+    adapter
+        .roles()
+        .await
+        .into_iter()
+        .find(|(n, r)| *r == role && node.is_none_or(|want| want == n))
+        .map(|(n, _)| n)
+}
+
+/// A node more than `by` entries behind the highest applied index now: (node, its index, the
+/// highest).
+pub async fn behind_by(
+    adapter: &(impl SystemAdapter + ?Sized),
+    node: Option<&str>,
+    by: u64,
+) -> Option<(String, u64, u64)> {
+    let applied = adapter.applied_indexes().await;
+    let top = applied.values().flatten().max().copied().unwrap_or(0);
+    applied.into_iter().find_map(|(n, a)| {
+        let a = a?;
+        let wanted = node.is_none_or(|w| w == n);
+        (wanted && top.saturating_sub(a) > by).then_some((n, a, top))
+    })
+}
+
 #[async_trait]
 pub trait SystemAdapter: Send + Sync {
     /// The role of each node that answered, right now.
@@ -275,6 +312,23 @@ pub trait SystemAdapter: Send + Sync {
     /// empty for a system without per-node lookups.
     async fn replica_lookups(&self, _keys: &[String]) -> crate::checks::converge::Lookups {
         BTreeMap::new()
+    }
+
+    /// Whether a node the faults started again serves requests again, beyond its healthcheck
+    /// (an Ozone OM: back in its Ratis group, with a leader elected); true by default.
+    async fn answers(&self, _node: &str) -> bool {
+        true
+    }
+
+    /// A metric of a node's metrics page (`name` or `name{label="value",...}`; the largest
+    /// sample that matches); None when the node or the metric does not answer.
+    async fn metric(&self, _node: &str, _name: &str) -> Option<f64> {
+        None
+    }
+
+    /// Whether the build a node runs defines a configuration key; None when it cannot tell.
+    async fn defines_config(&self, _node: &str, _key: &str) -> Option<bool> {
+        None
     }
 
     /// What must exist before the workload (an object store's bucket), retried up to `within`.

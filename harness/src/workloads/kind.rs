@@ -23,6 +23,8 @@ pub struct WorkloadContext {
     /// The run folder, for a workload's own side file (fencing.jsonl).
     pub run_dir: PathBuf,
     pub cancel: CancellationToken,
+    /// When the processes stop (the duration, or later with `lasts-past:`).
+    pub end: Arc<super::WorkloadEnd>,
 }
 
 #[async_trait]
@@ -77,7 +79,7 @@ impl Workload for Processes {
     }
 
     async fn play(&self, ctx: WorkloadContext) -> Result<()> {
-        super::run(ctx.adapter, ctx.recorder, ctx.config, ctx.cancel).await;
+        super::run_until(ctx.adapter, ctx.recorder, ctx.config, ctx.cancel, ctx.end).await;
         Ok(())
     }
 }

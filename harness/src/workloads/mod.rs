@@ -75,6 +75,61 @@ pub(crate) async fn invoke_within(
     }
 }
 
+/// When a workload ends: its duration after it began, and with `lasts-past:` no sooner than a
+/// while after a fault step is over (its nodes answering again), which is known only then.
+#[derive(Debug)]
+pub struct WorkloadEnd {
+    duration: Duration,
+    began: std::sync::OnceLock<Instant>,
+    /// None: no step to wait for; Some(None): the step is not over yet.
+    past_step: std::sync::Mutex<Option<Option<Instant>>>,
+}
+
+impl WorkloadEnd {
+    pub fn after(duration: Duration) -> WorkloadEnd {
+        WorkloadEnd {
+            duration,
+            began: Default::default(),
+            past_step: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Ends no sooner than the time [`WorkloadEnd::step_over_at`] names.
+    pub fn waiting_for_a_step(duration: Duration) -> WorkloadEnd {
+        WorkloadEnd {
+            past_step: std::sync::Mutex::new(Some(None)),
+            ..WorkloadEnd::after(duration)
+        }
+    }
+
+    pub fn step_over_at(&self, end: Instant) {
+        *self.past_step.lock().unwrap_or_else(|e| e.into_inner()) = Some(Some(end));
+    }
+
+    /// The workload began now (the first call counts).
+    pub fn begin(&self) {
+        let _ = self.began.set(Instant::now());
+    }
+
+    pub fn passed(&self) -> bool {
+        let now = Instant::now();
+        let by_duration = self.began.get().is_some_and(|b| now >= *b + self.duration);
+        let by_step = match *self.past_step.lock().unwrap_or_else(|e| e.into_inner()) {
+            None => true,
+            Some(None) => false,
+            Some(Some(end)) => now >= end,
+        };
+        by_duration && by_step
+    }
+
+    /// Waits until the end has passed.
+    pub async fn reached(&self) {
+        while !self.passed() {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
 /// Runs every process until the duration is over or the run is cancelled.
 pub async fn run(
     adapter: Arc<dyn SystemAdapter>,
@@ -82,8 +137,20 @@ pub async fn run(
     config: Arc<WorkloadConfig>,
     cancel: CancellationToken,
 ) {
+    let end = Arc::new(WorkloadEnd::after(config.duration));
+    run_until(adapter, recorder, config, cancel, end).await
+}
+
+/// Runs every process until `end` has passed or the run is cancelled.
+pub async fn run_until(
+    adapter: Arc<dyn SystemAdapter>,
+    recorder: Arc<Recorder>,
+    config: Arc<WorkloadConfig>,
+    cancel: CancellationToken,
+    end: Arc<WorkloadEnd>,
+) {
+    end.begin();
     let values = Arc::new(AtomicU64::new(1));
-    let deadline = Instant::now() + config.duration;
     let tasks: Vec<_> = (0..config.processes)
         .map(|slot| {
             tokio::spawn(process_loop(
@@ -92,7 +159,7 @@ pub async fn run(
                 recorder.clone(),
                 config.clone(),
                 values.clone(),
-                deadline,
+                end.clone(),
                 cancel.clone(),
             ))
         })
@@ -108,7 +175,7 @@ async fn process_loop(
     recorder: Arc<Recorder>,
     config: Arc<WorkloadConfig>,
     values: Arc<AtomicU64>,
-    deadline: Instant,
+    end: Arc<WorkloadEnd>,
     cancel: CancellationToken,
 ) {
     let mut rng = rng_for(config.seed, "workload", u64::from(slot));
@@ -134,7 +201,7 @@ async fn process_loop(
             _ = cancel.cancelled() => return,
             _ = ticker.tick() => {}
         }
-        if Instant::now() >= deadline {
+        if end.passed() {
             return;
         }
         if client.is_none() {

@@ -45,8 +45,8 @@ mod shell;
 pub use admin::{admin_commands, ADMIN_ACTIONS};
 use client::{describe, lookup_answer, OzoneClient};
 pub use probe::{
-    indexes_json, installed_checkpoint, lagging, parse_prom, parse_roles, snapshot_index, trigger,
-    NamedTrigger, RatisIndexes, TRIGGERS,
+    indexes_json, installed_checkpoint, lagging, metric_value, parse_prom, parse_roles,
+    snapshot_index, trigger, NamedTrigger, RatisIndexes, TRIGGERS,
 };
 pub use shell::stream_read_value;
 use shell::ShellClient;
@@ -94,9 +94,14 @@ pub const INFO: SystemInfo = SystemInfo {
     admin_actions: ADMIN_ACTIONS,
     speaks_s3: true,
     applied_index: true,
+    metrics: true,
+    config_keys: true,
     scm_ha_profile: Some(scm_ha_profile),
     caveat: Some(NOT_YET_LIVE),
 };
+
+/// The OM HA gauge that is 1 on the leader (Hadoop metrics2 `OMHAMetrics`, snake_cased).
+const LEADER_STATE: &str = "omha_metrics_ozone_manager_ha_leader_state";
 
 /// `chaos run --scm-ha` plays an Ozone scenario of profile P on profile P + this suffix: the same
 /// nodes (om1..om3, dn1..dn3, s3g, scm) and scm2, scm3, three SCMs in SCM HA (service id
@@ -362,6 +367,55 @@ impl SystemAdapter for Ozone {
             _ => Some(self.rpc.keys().cloned().collect()),
         }
         .filter(|nodes: &Vec<String>| !nodes.is_empty())
+    }
+
+    /// An OM answers again once it is back in its Ratis group (an applied index on /prom) and
+    /// some OM leads (its HA leader-state gauge is 1; the admin CLI's roles when no OM's page
+    /// has the gauge). The other nodes: their healthcheck says.
+    async fn answers(&self, node: &str) -> bool {
+        if !self.http.contains_key(node) {
+            return true;
+        }
+        let probe = self.probe().await;
+        if probe.get(node).and_then(|i| i.applied).is_none() {
+            return false;
+        }
+        let mut leads = None;
+        for om in self.http.keys() {
+            if let Some(state) = self.metric(om, LEADER_STATE).await {
+                leads = Some(leads.unwrap_or(false) || state >= 1.0);
+            }
+        }
+        match leads {
+            Some(leads) => leads,
+            None => self.roles().await.values().any(|r| *r == Role::Leader),
+        }
+    }
+
+    /// A metric of an OM's /prom page (the other nodes' pages are not read).
+    async fn metric(&self, node: &str, name: &str) -> Option<f64> {
+        let url = format!("http://{}/prom", self.http.get(node)?);
+        let fetch = async { reqwest::get(url).await.ok()?.text().await.ok() };
+        let text = tokio::time::timeout(Duration::from_secs(2), fetch)
+            .await
+            .ok()??;
+        metric_value(&text, name)
+    }
+
+    /// `ozone getconf -confKey KEY` in the node: the value, or "Configuration KEY is missing."
+    /// when no default resource of its jars defines the key.
+    async fn defines_config(&self, node: &str, key: &str) -> Option<bool> {
+        let container = self.shells.get(node)?;
+        let cmd: Vec<String> = ["ozone", "getconf", "-confKey", key]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        let out = match exec(&self.docker, container, &cmd, Some(ADMIN_PATIENCE)).await {
+            Ok(out) | Err(crate::cluster::docker::ExecError::Exit(out)) => out,
+            Err(_) => return None,
+        };
+        let text = out.all;
+        Some(!text.contains(&format!("Configuration {key} is missing")))
     }
 
     async fn applied_indexes(&self) -> BTreeMap<String, Option<u64>> {

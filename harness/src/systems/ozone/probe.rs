@@ -26,39 +26,7 @@ pub struct RatisIndexes {
 /// peer id (the OM node id, e.g. `om1`); samples of other instances are ignored.
 pub fn parse_prom(text: &str, node: &str) -> RatisIndexes {
     let mut out = RatisIndexes::default();
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let (name, labels, value) = match line.find('{') {
-            Some(open) => {
-                let Some(close) = line.rfind('}') else {
-                    continue;
-                };
-                (
-                    &line[..open],
-                    parse_labels(&line[open + 1..close]),
-                    line[close + 1..].trim(),
-                )
-            }
-            None => {
-                let mut parts = line.splitn(2, char::is_whitespace);
-                (
-                    parts.next().unwrap_or_default(),
-                    BTreeMap::new(),
-                    parts.next().unwrap_or_default().trim(),
-                )
-            }
-        };
-        // The value, then an optional timestamp.
-        let Some(number) = value
-            .split_whitespace()
-            .next()
-            .and_then(|v| v.parse::<f64>().ok())
-        else {
-            continue;
-        };
+    for (name, labels, number) in samples(text) {
         if !number.is_finite() || number < 0.0 {
             continue;
         }
@@ -80,6 +48,55 @@ pub fn parse_prom(text: &str, node: &str) -> RatisIndexes {
         }
     }
     out
+}
+
+/// Every sample of a Prometheus text page (format 0.0.4): name, labels, value.
+fn samples(text: &str) -> impl Iterator<Item = (&str, BTreeMap<String, String>, f64)> {
+    text.lines().filter_map(|line| {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            return None;
+        }
+        let (name, labels, value) = match line.find('{') {
+            Some(open) => {
+                let close = line.rfind('}')?;
+                (
+                    &line[..open],
+                    parse_labels(&line[open + 1..close]),
+                    line[close + 1..].trim(),
+                )
+            }
+            None => {
+                let mut parts = line.splitn(2, char::is_whitespace);
+                (
+                    parts.next().unwrap_or_default(),
+                    BTreeMap::new(),
+                    parts.next().unwrap_or_default().trim(),
+                )
+            }
+        };
+        // The value, then an optional timestamp.
+        let number = value.split_whitespace().next()?.parse::<f64>().ok()?;
+        Some((name, labels, number))
+    })
+}
+
+/// The largest sample of `spec` on a page: `name`, or `name{label="value",...}` (every label
+/// named must match; others may be there too). None when no sample matches.
+pub fn metric_value(text: &str, spec: &str) -> Option<f64> {
+    let (name, wanted) = match spec.find('{') {
+        Some(open) => (
+            &spec[..open],
+            parse_labels(spec[open + 1..].trim_end_matches('}')),
+        ),
+        None => (spec, BTreeMap::new()),
+    };
+    samples(text)
+        .filter(|(n, labels, v)| {
+            *n == name && v.is_finite() && wanted.iter().all(|(k, w)| labels.get(k) == Some(w))
+        })
+        .map(|(_, _, v)| v)
+        .reduce(f64::max)
 }
 
 /// `a="b",c="d",` (a trailing comma is what the Prometheus simpleclient writes).
@@ -257,6 +274,21 @@ pub fn indexes_json(indexes: &BTreeMap<String, RatisIndexes>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_metric_by_name_and_labels() {
+        let page = "# TYPE x gauge\nratis_state_machine_appliedIndex{instance=\"om1\",group=\"g\",} 42.0\nratis_state_machine_appliedIndex{instance=\"om2\",group=\"g\",} 40.0\nom_up 1\n";
+        assert_eq!(
+            metric_value(page, "ratis_state_machine_appliedIndex"),
+            Some(42.0)
+        );
+        assert_eq!(
+            metric_value(page, "ratis_state_machine_appliedIndex{instance=\"om2\"}"),
+            Some(40.0)
+        );
+        assert_eq!(metric_value(page, "om_up"), Some(1.0));
+        assert_eq!(metric_value(page, "om_down"), None);
+    }
 
     // Recorded from live Ozone 2.2.0 (harness/tests/fixtures/ozone/README.md).
     const LEADER: &str = include_str!("../../../tests/fixtures/ozone/om3-leader.prom");

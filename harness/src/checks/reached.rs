@@ -1,0 +1,545 @@
+//! Whether a run reached its bug's preconditions (`reached:`), from the run folder alone:
+//! faults.jsonl for steps, logs/ for log lines, history.jsonl for operations and resends,
+//! observed.jsonl for what the probes saw, converge.json for the converge answer. Each
+//! predicate is reached (when, and what shows it) or not; the run's confirmation follows from
+//! them and the checks' verdict.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use checker::{History, Operation, Status, Verdict};
+use regex::Regex;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION};
+use crate::scenario::{OpFilter, OutcomeFilter, Precondition, PredicateKind};
+
+/// One predicate's outcome, as result.json keeps it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reached {
+    pub name: String,
+    pub kind: PredicateKind,
+    pub reached: bool,
+    /// Seconds since the workload began (negative: before it), when reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_s: Option<f64>,
+    /// What shows it was reached (the step, the log line, the operation, the probe's answer),
+    /// or what was seen instead.
+    pub evidence: String,
+}
+
+/// What a run's verdict says of the bug, given its preconditions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Confirmation {
+    /// A violation, every precondition reached.
+    Confirmed,
+    /// No violation, every precondition reached: the situation happened and the system held.
+    Held,
+    /// No violation, and a precondition not reached: the run did not test the bug.
+    NotReached,
+    /// A violation, with a precondition not reached.
+    ViolatedUnreached,
+    /// A check could not decide.
+    Undecided,
+}
+
+impl Confirmation {
+    pub fn of(verdict: Verdict, all_reached: bool) -> Confirmation {
+        match (verdict, all_reached) {
+            (Verdict::Illegal, true) => Confirmation::Confirmed,
+            (Verdict::Illegal, false) => Confirmation::ViolatedUnreached,
+            (Verdict::Unknown, _) => Confirmation::Undecided,
+            (Verdict::Ok, true) => Confirmation::Held,
+            (Verdict::Ok, false) => Confirmation::NotReached,
+        }
+    }
+
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Confirmation::Confirmed | Confirmation::ViolatedUnreached => EXIT_VIOLATION,
+            Confirmation::Held => EXIT_OK,
+            Confirmation::NotReached | Confirmation::Undecided => EXIT_UNKNOWN,
+        }
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            Confirmation::Confirmed => "confirmed",
+            Confirmation::Held => "held",
+            Confirmation::NotReached => "not reached",
+            Confirmation::ViolatedUnreached => "violated, not all preconditions reached",
+            Confirmation::Undecided => "undecided",
+        }
+    }
+
+    /// The sentence a summary leads with.
+    pub fn sentence(self, unreached: &[&Reached]) -> String {
+        let names = || {
+            unreached
+                .iter()
+                .map(|r| r.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            Confirmation::Confirmed => {
+                "confirmed: every precondition reached, and a check found the violation".into()
+            }
+            Confirmation::Held => {
+                "held: the situation happened (every precondition reached) and the system held"
+                    .into()
+            }
+            Confirmation::NotReached => {
+                format!("not reached: {} — the run did not test the bug", names())
+            }
+            Confirmation::ViolatedUnreached => format!("violated, but not reached: {}", names()),
+            Confirmation::Undecided => "undecided: a check could not decide".into(),
+        }
+    }
+}
+
+/// When fault steps happened, from faults.jsonl (nanoseconds since the run began).
+#[derive(Debug, Default)]
+pub struct StepTimes {
+    applied: BTreeMap<usize, u64>,
+    over: BTreeMap<usize, u64>,
+    /// Each firing's window, from its apply to its undo (or the step's end).
+    windows: BTreeMap<usize, Vec<(u64, u64)>>,
+    undone: BTreeMap<usize, u64>,
+    ready: BTreeMap<usize, (u64, bool, String)>,
+    labels: BTreeMap<usize, String>,
+}
+
+impl StepTimes {
+    pub fn from_faults(faults: &[Value]) -> StepTimes {
+        let mut t = StepTimes::default();
+        let ok = |f: &Value| f["outcome"] == "ok";
+        for f in faults {
+            let (Some(step), Some(time)) = (f["step"].as_u64(), f["time"].as_u64()) else {
+                continue;
+            };
+            let step = step as usize;
+            let over = t.over.entry(step).or_insert(0);
+            *over = (*over).max(time);
+            match f["phase"].as_str() {
+                Some("apply") if ok(f) => {
+                    t.applied.entry(step).or_insert(time);
+                    t.windows.entry(step).or_default().push((time, u64::MAX));
+                    t.labels.entry(step).or_insert_with(|| {
+                        let targets: Vec<&str> = f["targets"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(Value::as_str)
+                            .collect();
+                        format!(
+                            "{} {}",
+                            f["action"].as_str().unwrap_or("?"),
+                            targets.join(", ")
+                        )
+                    });
+                }
+                Some("undo") if ok(f) => {
+                    t.undone.entry(step).or_insert(time);
+                    if let Some(w) = t.windows.get_mut(&step).and_then(|w| w.last_mut()) {
+                        w.1 = w.1.min(time);
+                    }
+                }
+                Some("ready") => {
+                    let outcome = f["outcome"].as_str().unwrap_or_default().to_string();
+                    let answering = outcome.starts_with("answering again");
+                    t.ready.insert(step, (time, answering, outcome));
+                }
+                _ => {}
+            }
+        }
+        // A window never undone lasts until the step was over.
+        for (step, windows) in t.windows.iter_mut() {
+            let end = t.over.get(step).copied().unwrap_or(u64::MAX);
+            for w in windows.iter_mut().filter(|w| w.1 == u64::MAX) {
+                w.1 = end;
+            }
+        }
+        t
+    }
+
+    fn applied(&self, step: usize) -> Option<u64> {
+        self.applied.get(&step).copied()
+    }
+
+    /// When step N was over; None when it never applied.
+    fn over(&self, step: usize) -> Option<u64> {
+        self.applied(step)?;
+        self.over.get(&step).copied()
+    }
+
+    fn during(&self, step: usize, t: u64) -> bool {
+        self.windows
+            .get(&step)
+            .is_some_and(|w| w.iter().any(|(a, b)| *a <= t && t <= *b))
+    }
+}
+
+/// Everything the predicates are evaluated against.
+pub struct Evidence<'a> {
+    pub run_dir: &'a Path,
+    pub history: &'a History,
+    pub steps: StepTimes,
+    /// The run clock's time of the workload's start (what `at:` counts from).
+    pub workload_started: u64,
+}
+
+impl Evidence<'_> {
+    fn seconds(&self, t: u64) -> f64 {
+        (t as f64 - self.workload_started as f64) / 1e9
+    }
+}
+
+/// Every predicate of `reached:`, in the scenario's order.
+pub fn evaluate(preconditions: &[(String, Precondition)], evidence: &Evidence) -> Vec<Reached> {
+    let observed = crate::run_folder::read_observed(evidence.run_dir);
+    preconditions
+        .iter()
+        .map(|(name, p)| {
+            let kind = p.kinds().first().copied().unwrap_or(PredicateKind::Step);
+            let (at, text) = match kind {
+                PredicateKind::Step => step(p, evidence),
+                PredicateKind::Log => log(p, evidence),
+                PredicateKind::Probe | PredicateKind::Config => live(name, &observed),
+                PredicateKind::History => history(p, evidence),
+                PredicateKind::Resent => resent(p, evidence),
+                PredicateKind::Converge => converge(evidence),
+            };
+            Reached {
+                name: name.clone(),
+                kind,
+                reached: at.is_some(),
+                at_s: at.map(|t| evidence.seconds(t)),
+                evidence: text,
+            }
+        })
+        .collect()
+}
+
+/// When the predicate was reached (run clock), and what shows it or what was seen instead.
+type Outcome = (Option<u64>, String);
+
+fn step(p: &Precondition, e: &Evidence) -> Outcome {
+    let Some(n) = p.step.as_ref().map(|s| s.value) else {
+        return (None, String::new());
+    };
+    let label = e.steps.labels.get(&n).cloned().unwrap_or_default();
+    let Some(applied) = e.steps.applied(n) else {
+        return (None, format!("step {n} never applied"));
+    };
+    let mut text = format!("step {n} ({label}) applied at {:.1} s", e.seconds(applied));
+    let mut at = applied;
+    if p.undone {
+        match e.steps.undone.get(&n) {
+            Some(&t) => {
+                text.push_str(&format!(", undone at {:.1} s", e.seconds(t)));
+                at = t;
+            }
+            None => return (None, format!("{text}, never undone")),
+        }
+    }
+    if p.ready {
+        match e.steps.ready.get(&n) {
+            Some((t, true, outcome)) => {
+                text.push_str(&format!("; {outcome} (at {:.1} s)", e.seconds(*t)));
+                at = at.max(*t);
+            }
+            Some((_, false, outcome)) => return (None, format!("{text}; {outcome}")),
+            None => {
+                return (
+                    None,
+                    format!("{text}; its nodes were never seen answering again"),
+                )
+            }
+        }
+    }
+    (Some(at), text)
+}
+
+fn log(p: &Precondition, e: &Evidence) -> Outcome {
+    let Some(log) = &p.log else {
+        return (None, String::new());
+    };
+    let Ok(regex) = Regex::new(&log.regex.value) else {
+        return (None, "the regex does not compile".into());
+    };
+    let after = match &log.after_step {
+        Some(s) => match e.steps.over(s.value) {
+            Some(t) => Some(t),
+            None => return (None, format!("step {} never applied", s.value)),
+        },
+        None => None,
+    };
+    let nodes: Vec<String> = match &log.node {
+        Some(n) => vec![n.value.clone()],
+        None => log_nodes(e.run_dir),
+    };
+    let mut first: Option<(u64, String, String)> = None;
+    for node in nodes {
+        let text = crate::run_folder::read_optional(e.run_dir, &format!("logs/{node}.log"))
+            .unwrap_or_default();
+        for line in crate::run_folder::parse_log(&text) {
+            let Some(t) = line.time.map(|s| (s * 1e9) as u64) else {
+                continue;
+            };
+            if after.is_some_and(|a| t < a) || !regex.is_match(&line.text) {
+                continue;
+            }
+            if first.as_ref().is_none_or(|(f, _, _)| t < *f) {
+                first = Some((t, node.clone(), line.text.clone()));
+            }
+            break;
+        }
+    }
+    match first {
+        Some((t, node, text)) => (
+            Some(t),
+            format!("{node} at {:.1} s: {}", e.seconds(t), clip(&text)),
+        ),
+        None => (
+            None,
+            format!(
+                "no line of {} matched /{}/{}",
+                log.node
+                    .as_ref()
+                    .map_or("any node's log".to_string(), |n| format!(
+                        "{}'s log",
+                        n.value
+                    )),
+                log.regex.value,
+                log.after_step
+                    .as_ref()
+                    .map(|s| format!(" after step {} was over", s.value))
+                    .unwrap_or_default()
+            ),
+        ),
+    }
+}
+
+fn log_nodes(dir: &Path) -> Vec<String> {
+    let mut nodes: Vec<String> = std::fs::read_dir(dir.join("logs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".log")
+                .map(str::to_string)
+        })
+        .collect();
+    nodes.sort();
+    nodes
+}
+
+fn live(name: &str, observed: &[crate::run_folder::Observed]) -> Outcome {
+    let mine: Vec<&crate::run_folder::Observed> =
+        observed.iter().filter(|o| o.name == name).collect();
+    match mine.iter().find(|o| o.reached) {
+        Some(o) => (Some(o.time), o.evidence.clone()),
+        None => (
+            None,
+            mine.last().map_or_else(
+                || "never seen while the run played".to_string(),
+                |o| o.evidence.clone(),
+            ),
+        ),
+    }
+}
+
+/// Whether an operation passes a filter (kinds, outcome, error, times against steps).
+fn matches(op: &Operation, f: &OpFilter, e: &Evidence) -> bool {
+    if let Some(kinds) = &f.f {
+        if !kinds.names().contains(&op.f.as_str()) {
+            return false;
+        }
+    }
+    if let Some(outcome) = f.outcome {
+        let ok = match outcome {
+            OutcomeFilter::Ok => op.status == Status::Ok,
+            OutcomeFilter::Fail => op.status == Status::Fail,
+            OutcomeFilter::Info => op.status == Status::Info,
+            OutcomeFilter::Definite => op.status != Status::Info,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    if let Some(regex) = &f.error {
+        let text = op.error.clone().unwrap_or_else(|| op.output.to_string());
+        if !Regex::new(&regex.value).is_ok_and(|r| r.is_match(&text)) {
+            return false;
+        }
+    }
+    let after = |s: &Option<serde_saphyr::Spanned<usize>>, t: Option<u64>| {
+        s.as_ref().is_none_or(
+            |s| matches!((e.steps.over(s.value), t), (Some(over), Some(t)) if t >= over),
+        )
+    };
+    let before = |s: &Option<serde_saphyr::Spanned<usize>>, t: Option<u64>| {
+        s.as_ref()
+            .is_none_or(|s| match (e.steps.applied(s.value), t) {
+                (Some(applied), Some(t)) => t < applied,
+                (None, Some(_)) => true,
+                (_, None) => false,
+            })
+    };
+    let (invoked, answered) = (Some(op.invoke_time), op.complete_time);
+    after(&f.invoked_after, invoked)
+        && before(&f.invoked_before, invoked)
+        && after(&f.answered_after, answered)
+        && before(&f.answered_before, answered)
+        && f.during
+            .as_ref()
+            .is_none_or(|s| e.steps.during(s.value, op.invoke_time))
+}
+
+fn describe(op: &Operation, e: &Evidence) -> String {
+    let answered = match (op.status, op.complete_time) {
+        (Status::Info, _) | (_, None) => "no definite answer".to_string(),
+        (status, Some(t)) => format!(
+            "answered {} at {:.3} s{}",
+            match status {
+                Status::Ok => "ok",
+                _ => "fail",
+            },
+            e.seconds(t),
+            op.error
+                .as_ref()
+                .map(|m| format!(" ({})", clip(m)))
+                .unwrap_or_default()
+        ),
+    };
+    format!(
+        "{} {} (history.jsonl line {}, process {}) invoked at {:.3} s, {answered}",
+        op.f,
+        op.key.as_deref().unwrap_or(""),
+        op.line,
+        op.process,
+        e.seconds(op.invoke_time)
+    )
+}
+
+fn history(p: &Precondition, e: &Evidence) -> Outcome {
+    let Some(filter) = &p.history else {
+        return (None, String::new());
+    };
+    let need = filter.at_least.as_ref().map_or(1, |n| n.value) as usize;
+    let hits: Vec<&Operation> = e
+        .history
+        .ops
+        .iter()
+        .filter(|op| matches(op, filter, e))
+        .collect();
+    let at = hits
+        .get(need.saturating_sub(1))
+        .map(|op| op.complete_time.unwrap_or(op.invoke_time));
+    let first = hits
+        .first()
+        .map(|op| format!("; the first: {}", describe(op, e)))
+        .unwrap_or_default();
+    (
+        at,
+        format!(
+            "{} of at least {need} operations matched{first}",
+            hits.len()
+        ),
+    )
+}
+
+fn resent(p: &Precondition, e: &Evidence) -> Outcome {
+    let Some(r) = &p.resent else {
+        return (None, String::new());
+    };
+    let mut calls: BTreeMap<(&str, &str), Vec<&Operation>> = BTreeMap::new();
+    for op in &e.history.ops {
+        if let (Some(c), Some(k)) = (op.client.as_deref(), op.call.as_deref()) {
+            calls.entry((c, k)).or_default().push(op);
+        }
+    }
+    let mut hits: Vec<(u64, &Operation, &Operation)> = Vec::new();
+    for ops in calls.values().filter(|ops| ops.len() > 1) {
+        let Some(i) = ops.iter().position(|op| op.status != Status::Info) else {
+            continue;
+        };
+        if !matches(ops[i], &r.first, e) {
+            continue;
+        }
+        if let Some(again) = ops[i + 1..].iter().find(|op| matches(op, &r.again, e)) {
+            hits.push((
+                again.complete_time.unwrap_or(again.invoke_time),
+                ops[i],
+                again,
+            ));
+        }
+    }
+    hits.sort_by_key(|(t, _, _)| *t);
+    let need = r.at_least as usize;
+    let at = hits.get(need.saturating_sub(1)).map(|(t, _, _)| *t);
+    let first = hits
+        .first()
+        .map(|(_, a, b)| {
+            format!(
+                "; the first: {} — sent again: {}",
+                describe(a, e),
+                describe(b, e)
+            )
+        })
+        .unwrap_or_default();
+    (
+        at,
+        format!(
+            "{} of at least {need} calls sent again matched{first}",
+            hits.len()
+        ),
+    )
+}
+
+fn converge(e: &Evidence) -> Outcome {
+    let recorded = crate::run_folder::read_object(e.run_dir, crate::checks::converge::FILE).ok();
+    let applied = recorded
+        .as_ref()
+        .and_then(|v| v["applied"].as_object().cloned())
+        .unwrap_or_default();
+    let silent: Vec<&String> = applied
+        .iter()
+        .filter(|(_, v)| v.is_null())
+        .map(|(n, _)| n)
+        .collect();
+    if applied.is_empty() {
+        (None, "no converge answer recorded".into())
+    } else if silent.is_empty() {
+        (
+            Some(e.history.events.last().map_or(0, |ev| ev.time)),
+            format!("every node answered the converge probe ({})", applied.len()),
+        )
+    } else {
+        (
+            None,
+            format!(
+                "no applied index from {}",
+                silent
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+    }
+}
+
+fn clip(text: &str) -> String {
+    let clipped: String = text.chars().take(300).collect();
+    if clipped.len() < text.len() {
+        format!("{clipped}…")
+    } else {
+        clipped
+    }
+}

@@ -1,0 +1,119 @@
+//! Watching, while a run plays, for the `reached:` predicates only a probe can see (a role, a
+//! node behind, a metric past a bound, the build's configuration keys): each one seen is a line
+//! of observed.jsonl, which the checks read afterwards with everything else the run recorded.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::faults::FaultEngine;
+use crate::recorder::JsonlWriter;
+use crate::run_folder::Observed;
+use crate::scenario::{ConfigPredicate, Precondition, ProbePredicate};
+use crate::systems::{self, SystemAdapter};
+
+/// One task per live predicate; they end when `stop` is cancelled (after the final phase).
+pub fn spawn(
+    preconditions: &[(String, Precondition)],
+    engine: Arc<FaultEngine>,
+    out: Arc<JsonlWriter>,
+    stop: CancellationToken,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    preconditions
+        .iter()
+        .filter(|(_, p)| p.is_observed_live())
+        .map(|(name, p)| {
+            let (name, p) = (name.clone(), p.clone());
+            let (engine, out, stop) = (engine.clone(), out.clone(), stop.clone());
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = stop.cancelled() => {}
+                    _ = watch(&name, &p, &engine, &out) => {}
+                }
+            })
+        })
+        .collect()
+}
+
+async fn watch(name: &str, p: &Precondition, engine: &FaultEngine, out: &JsonlWriter) {
+    let record = |reached: bool, evidence: String| {
+        out.write(&Observed {
+            name: name.to_string(),
+            time: engine.recorder.now(),
+            reached,
+            evidence,
+        })
+    };
+    if let Some(config) = &p.config {
+        let (reached, evidence) = build_defines(engine.adapter.as_ref(), config).await;
+        record(reached, evidence);
+        return;
+    }
+    let Some(probe) = &p.probe else {
+        return;
+    };
+    if let Some(step) = &probe.after_step {
+        while !engine.steps_over().contains(&step.value) {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    loop {
+        if let Some(evidence) = probe_once(engine.adapter.as_ref(), probe).await {
+            record(true, evidence);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+async fn build_defines(adapter: &dyn SystemAdapter, config: &ConfigPredicate) -> (bool, String) {
+    let node = &config.node.value;
+    match adapter.defines_config(node, &config.key).await {
+        Some(true) => (true, format!("{node}'s build defines {}", config.key)),
+        Some(false) => (
+            false,
+            format!("{node}'s build does not define {}", config.key),
+        ),
+        None => (
+            false,
+            format!(
+                "{node} could not be asked whether its build defines {}",
+                config.key
+            ),
+        ),
+    }
+}
+
+/// One look: what shows the probe holds now, or None.
+pub async fn probe_once(adapter: &dyn SystemAdapter, probe: &ProbePredicate) -> Option<String> {
+    let wanted = |n: &str| probe.node.as_ref().is_none_or(|w| w.value == n);
+    if let Some(role) = probe.role {
+        return systems::role_holder(adapter, role, probe.node.as_ref().map(|n| n.value.as_str()))
+            .await
+            .map(|n| format!("{n} is the {}", format!("{role:?}").to_lowercase()));
+    }
+    if let Some(by) = probe.behind {
+        return systems::behind_by(adapter, probe.node.as_ref().map(|n| n.value.as_str()), by)
+            .await
+            .map(|(n, at, top)| format!("{n} at applied index {at}, the highest {top}"));
+    }
+    let (metric, above) = (probe.metric.as_ref()?, probe.above?);
+    let nodes: Vec<String> = match &probe.node {
+        Some(n) => vec![n.value.clone()],
+        None => adapter
+            .roles()
+            .await
+            .into_keys()
+            .filter(|n| wanted(n))
+            .collect(),
+    };
+    for node in nodes {
+        if let Some(v) = adapter.metric(&node, &metric.value).await {
+            if v > above {
+                return Some(format!("{node}: {} = {v} (above {above})", metric.value));
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,231 @@
+//! The `reached:` section: a bug's preconditions as named predicates, each observable from what
+//! a run records (faults.jsonl, logs/, history.jsonl, converge.json) or probes while it plays
+//! (observed.jsonl). A run that did not reach them has not tested the bug (exit 2).
+//!
+//! ```yaml
+//! reached:
+//!   every-om-restarted:   { step: 3, ready: true }
+//!   om3-installs:         { log: { node: om3, regex: "Install Checkpoint", after-step: 2 } }
+//!   om3-behind:           { probe: { node: om3, behind: 300 } }
+//!   answered-then-resent: { resent: { first: { outcome: ok, answered-before: 3 },
+//!                                     again: { answered-after: 3 }, at-least: 10 } }
+//! ```
+//!
+//! "After step N" means once step N is over (applied, undone, its `then:` done, and the nodes
+//! a restart or start brought back answering again), as `armed-after:` means; "before step N"
+//! means before it was first applied.
+
+use super::*;
+
+/// One named precondition: exactly one of the kinds.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Precondition {
+    /// Fault step N applied (and, with `undone`, undone; with `ready`, its nodes answering
+    /// again afterwards).
+    pub step: Option<Spanned<usize>>,
+    #[serde(default)]
+    pub undone: bool,
+    #[serde(default)]
+    pub ready: bool,
+    /// A line of a node's log (optionally only after step N).
+    pub log: Option<LogPredicate>,
+    /// A probed state, watched while the run plays.
+    pub probe: Option<ProbePredicate>,
+    /// At least N operations of the history that match (`at-least`, 1 by default).
+    pub history: Option<OpFilter>,
+    /// At least N calls sent more than once (same client and call id) whose answers match.
+    pub resent: Option<ResentPredicate>,
+    /// The converge probe answered: every node gave its applied index after the run.
+    pub converge: Option<NoOptions>,
+    /// The build on a node defines a configuration key (Ozone: in its jars' *-default.xml).
+    pub config: Option<ConfigPredicate>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LogPredicate {
+    pub node: Option<Spanned<String>>,
+    pub regex: Spanned<String>,
+    pub after_step: Option<Spanned<usize>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ProbePredicate {
+    pub node: Option<Spanned<String>>,
+    /// The node (or some node) holds this role.
+    pub role: Option<Role>,
+    /// The node (or some node) is more than this many entries behind the highest applied index.
+    pub behind: Option<u64>,
+    /// A metric of the node's /prom page: `name` or `name{label="v"}`, past `above`.
+    pub metric: Option<Spanned<String>>,
+    pub above: Option<f64>,
+    pub after_step: Option<Spanned<usize>>,
+}
+
+/// Which operations count: their kind, outcome, error text and times relative to steps.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct OpFilter {
+    /// Operation kinds (`rename`, `read`, `recover-lease`); any when left out.
+    #[serde(default)]
+    pub f: Option<OneOrMany>,
+    pub outcome: Option<OutcomeFilter>,
+    /// A regex the answer's error text (or value) must match.
+    pub error: Option<Spanned<String>>,
+    pub invoked_after: Option<Spanned<usize>>,
+    pub invoked_before: Option<Spanned<usize>>,
+    pub answered_after: Option<Spanned<usize>>,
+    pub answered_before: Option<Spanned<usize>>,
+    /// Invoked while step N was in force (from its apply to its undo, or to its end).
+    pub during: Option<Spanned<usize>>,
+    /// `history:` only: how many operations must match (1 when left out).
+    pub at_least: Option<Spanned<u64>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ResentPredicate {
+    /// The call's first definite answer.
+    #[serde(default)]
+    pub first: OpFilter,
+    /// A later send of the same call.
+    #[serde(default)]
+    pub again: OpFilter,
+    #[serde(default = "one")]
+    pub at_least: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ConfigPredicate {
+    pub node: Spanned<String>,
+    pub key: String,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// `f: rename` or `f: [rename, read]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            OneOrMany::One(s) => vec![s.as_str()],
+            OneOrMany::Many(v) => v.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutcomeFilter {
+    Ok,
+    Fail,
+    Info,
+    /// ok or fail: the system answered.
+    Definite,
+}
+
+/// What kind of predicate a precondition is, for messages and result.json.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PredicateKind {
+    Step,
+    Log,
+    Probe,
+    History,
+    Resent,
+    Converge,
+    Config,
+}
+
+impl Precondition {
+    /// The kinds given (exactly one is valid).
+    pub fn kinds(&self) -> Vec<PredicateKind> {
+        let mut kinds = Vec::new();
+        let given = [
+            (self.step.is_some(), PredicateKind::Step),
+            (self.log.is_some(), PredicateKind::Log),
+            (self.probe.is_some(), PredicateKind::Probe),
+            (self.history.is_some(), PredicateKind::History),
+            (self.resent.is_some(), PredicateKind::Resent),
+            (self.converge.is_some(), PredicateKind::Converge),
+            (self.config.is_some(), PredicateKind::Config),
+        ];
+        for (is, kind) in given {
+            if is {
+                kinds.push(kind);
+            }
+        }
+        kinds
+    }
+
+    /// Whether the harness must watch for it while the run plays (probes, the build's keys).
+    pub fn is_observed_live(&self) -> bool {
+        self.probe.is_some() || self.config.is_some()
+    }
+
+    /// Every step index the predicate names, with where it is written.
+    pub fn steps_named(&self) -> Vec<&Spanned<usize>> {
+        let mut out: Vec<&Spanned<usize>> = Vec::new();
+        out.extend(&self.step);
+        if let Some(log) = &self.log {
+            out.extend(&log.after_step);
+        }
+        if let Some(probe) = &self.probe {
+            out.extend(&probe.after_step);
+        }
+        let mut filters: Vec<&OpFilter> = Vec::new();
+        if let Some(h) = &self.history {
+            filters.push(h);
+        }
+        if let Some(r) = &self.resent {
+            filters.push(&r.first);
+            filters.push(&r.again);
+        }
+        for f in filters {
+            for s in [
+                &f.invoked_after,
+                &f.invoked_before,
+                &f.answered_after,
+                &f.answered_before,
+                &f.during,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    /// The regexes the predicate carries, with their key paths below the predicate.
+    pub fn regexes(&self) -> Vec<(&'static str, &Spanned<String>)> {
+        let mut out = Vec::new();
+        if let Some(log) = &self.log {
+            out.push(("log.regex", &log.regex));
+        }
+        if let Some(e) = self.history.as_ref().and_then(|h| h.error.as_ref()) {
+            out.push(("history.error", e));
+        }
+        if let Some(r) = &self.resent {
+            if let Some(e) = &r.first.error {
+                out.push(("resent.first.error", e));
+            }
+            if let Some(e) = &r.again.error {
+                out.push(("resent.again.error", e));
+            }
+        }
+        out
+    }
+}
