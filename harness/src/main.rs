@@ -111,6 +111,10 @@ struct RunArgs {
     /// Overrides the scenario's seed (with --repeat, the first of consecutive seeds).
     #[arg(long)]
     seed: Option<u64>,
+    /// Plays each scenario once per seed: `1..10` (both ends), `7`, or `1,4,9`; ends with a
+    /// table of rates (confirmed, held, not reached, harness errors; 95% intervals).
+    #[arg(long, conflicts_with_all = ["seed", "repeat", "suite", "replay"])]
+    seeds: Option<chaos::suite::SeedRange>,
     /// Plays each scenario this many times, with consecutive seeds.
     #[arg(long, default_value_t = 1)]
     repeat: u32,
@@ -263,6 +267,7 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
         suite,
         shard,
         seed,
+        seeds: seed_list,
         repeat,
         out,
         ready_timeout,
@@ -272,17 +277,44 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
     if let Some(run_dir) = replay {
         return replay_run(&run_dir, repeat, out, ready_timeout).await;
     }
+    let options = ManyOptions {
+        out,
+        ready_timeout,
+        load,
+    };
     match suite {
         Some(file) => {
             let plays = chaos::suite::plays(&file, shard)?;
-            let paths: Vec<PathBuf> = plays.iter().map(|p| p.scenario.clone()).collect();
-            let seeds = plays.iter().map(|p| (Some(p.seed), p.expect)).collect();
-            let code = run_many(&paths, Some(seeds), seed, repeat, out, ready_timeout, load).await;
+            let list = plays
+                .iter()
+                .map(|p| (p.scenario.clone(), Some(p.seed), Some(p.expect)))
+                .collect();
+            let code = run_many(list, &options).await;
             code.map(|c| c.held_to(&plays))
         }
-        None => run_many(&scenarios, None, seed, repeat, out, ready_timeout, load)
-            .await
-            .map(|c| c.worst),
+        None => {
+            // Each scenario with each of its seeds: --seeds, or --repeat consecutive ones from
+            // --seed (or the scenario's own), or once with its own seed.
+            let mut list = Vec::new();
+            for path in &scenarios {
+                let seeds: Vec<Option<u64>> = match (&seed_list, repeat) {
+                    (Some(range), _) => range.0.iter().map(|s| Some(*s)).collect(),
+                    (None, 1) => vec![seed],
+                    (None, n) => {
+                        let first = match seed {
+                            Some(s) => s,
+                            None => scenario::load_with(path, load)
+                                .ok()
+                                .and_then(|s| s.spec.seed)
+                                .unwrap_or(0),
+                        };
+                        (0..u64::from(n)).map(|i| Some(first + i)).collect()
+                    }
+                };
+                list.extend(seeds.into_iter().map(|s| (path.clone(), s, None)));
+            }
+            run_many(list, &options).await.map(|c| c.worst)
+        }
     }
 }
 
@@ -357,23 +389,28 @@ fn interrupt_token() -> CancellationToken {
     token
 }
 
-/// Plays `paths` (with `--repeat`), or, for a suite, `paths[i]` once with `seeds[i]`.
-async fn run_many(
-    paths: &[PathBuf],
-    // A suite's plays: each one's seed and what it must end with.
-    seeds: Option<Vec<(Option<u64>, chaos::suite::Expect)>>,
-    seed: Option<u64>,
-    repeat: u32,
+/// Where and how `run_many` plays.
+struct ManyOptions {
     out: PathBuf,
     ready_timeout: Option<Duration>,
     load: scenario::LoadOptions,
+}
+
+/// Plays each (scenario, seed, what a suite expects of it) in order; every scenario is
+/// validated before any container starts. With more than one play of a scenario it ends with
+/// the table of rates.
+async fn run_many(
+    list: Vec<(PathBuf, Option<u64>, Option<chaos::suite::Expect>)>,
+    options: &ManyOptions,
 ) -> Result<Played, HarnessError> {
-    // Every scenario is validated before any container starts.
-    let mut loaded = Vec::new();
+    let mut loaded: Vec<(PathBuf, scenario::LoadedScenario)> = Vec::new();
     let mut problems = Vec::new();
-    for path in paths {
-        match scenario::load_with(path, load) {
-            Ok(s) => loaded.push(s),
+    for (path, _, _) in &list {
+        if loaded.iter().any(|(p, _)| p == path) {
+            continue;
+        }
+        match scenario::load_with(path, options.load) {
+            Ok(s) => loaded.push((path.clone(), s)),
             Err(mut e) => problems.append(&mut e),
         }
     }
@@ -382,39 +419,55 @@ async fn run_many(
     }
     let interrupt = interrupt_token();
     let mut rows = Vec::new();
+    let mut tallies: Vec<(String, chaos::rates::Tally)> = Vec::new();
+    let mut classes = Vec::new();
     let mut worst = EXIT_OK;
-    'outer: for (k, scenario) in loaded.iter().enumerate() {
-        for i in 0..repeat.max(1) {
-            let options = run::RunOptions {
-                seed: match &seeds {
-                    Some(seeds) => seeds[k].0,
-                    None => seed.map(|s| s + u64::from(i)).or_else(|| {
-                        (repeat > 1).then(|| scenario.spec.seed.unwrap_or(0) + u64::from(i))
-                    }),
-                },
-                out: out.clone(),
-                ready_timeout,
-                expect: seeds.as_ref().map(|s| s[k].1.word()),
-                folder: None,
-                replay_of: None,
-            };
-            let (code, line) = match run::run_scenario(scenario, &options, interrupt.clone()).await
-            {
-                Ok(outcome) => (outcome.exit_code, outcome.summary),
+    for (path, seed, expect) in &list {
+        let Some((_, scenario)) = loaded.iter().find(|(p, _)| p == path) else {
+            continue;
+        };
+        let run_options = run::RunOptions {
+            seed: *seed,
+            out: options.out.clone(),
+            ready_timeout: options.ready_timeout,
+            expect: expect.map(|e| e.word()),
+            folder: None,
+            replay_of: None,
+        };
+        let started = std::time::Instant::now();
+        let (code, line, class) =
+            match run::run_scenario(scenario, &run_options, interrupt.clone()).await {
+                Ok(outcome) => {
+                    let result = chaos::run_folder::read_object(&outcome.run_dir, "result.json")
+                        .unwrap_or_default();
+                    let class = if outcome.exit_code == EXIT_INTERRUPTED {
+                        chaos::rates::Class::Error
+                    } else {
+                        chaos::rates::Class::of_result(&result)
+                    };
+                    (outcome.exit_code, outcome.summary, class)
+                }
                 Err(e) => {
                     eprintln!("error: {e}");
-                    (
-                        e.exit_code(),
-                        format!("{}: {}", scenario.spec.name, first_line(&e)),
-                    )
+                    let line = format!("{}: {}", scenario.spec.name, first_line(&e));
+                    (e.exit_code(), line, chaos::rates::Class::Error)
                 }
             };
-            println!("{line}");
-            rows.push((scenario.spec.name.clone(), code, line));
-            worst = worse(worst, code);
-            if code == EXIT_INTERRUPTED {
-                break 'outer;
+        println!("{line}");
+        let name = scenario.spec.name.clone();
+        match tallies.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, t)) => t.add(class, started.elapsed().as_secs_f64()),
+            None => {
+                let mut t = chaos::rates::Tally::default();
+                t.add(class, started.elapsed().as_secs_f64());
+                tallies.push((name.clone(), t));
             }
+        }
+        rows.push((name, code, line));
+        classes.push(class);
+        worst = worse(worst, code);
+        if code == EXIT_INTERRUPTED {
+            break;
         }
     }
     if rows.len() > 1 {
@@ -423,8 +476,16 @@ async fn run_many(
             println!("  {code:>3}  {name:<32} {line}");
         }
     }
+    if tallies.iter().any(|(_, t)| t.runs > 1) {
+        println!("\nrates (95% intervals, Wilson):");
+        print!("{}", chaos::rates::table(&tallies));
+    }
     let codes = rows.iter().map(|(_, code, _)| *code).collect();
-    Ok(Played { worst, codes })
+    Ok(Played {
+        worst,
+        codes,
+        classes,
+    })
 }
 
 /// `chaos run --replay RUN_DIR`: the run's concrete schedule, `repeat` times.
@@ -474,10 +535,12 @@ async fn replay_run(
     Ok(worst)
 }
 
-/// The exit codes of the plays of `chaos run`, in order, and the one that says most.
+/// The exit codes of the plays of `chaos run`, in order, the one that says most, and what
+/// each play ended as.
 struct Played {
     worst: i32,
     codes: Vec<i32>,
+    classes: Vec<chaos::rates::Class>,
 }
 
 impl Played {
@@ -515,11 +578,55 @@ impl Played {
             self.codes.len() - deviations,
             self.codes.len()
         );
+        deviations += self.rates_held(plays);
         if deviations > 0 {
             error::EXIT_VIOLATION
         } else {
             EXIT_OK
         }
+    }
+}
+
+impl Played {
+    /// The entries held to a `rate:`: each bound against the share of the entry's plays (in
+    /// this shard) that count as its class; returns how many bounds were not met.
+    fn rates_held(&self, plays: &[chaos::suite::Play]) -> usize {
+        let mut entries: Vec<usize> = plays
+            .iter()
+            .filter(|p| !p.rate.is_empty())
+            .map(|p| p.entry)
+            .collect();
+        entries.dedup();
+        let mut missed = 0;
+        for entry in entries {
+            let mut tally = chaos::rates::Tally::default();
+            let mut bounds = &Vec::new();
+            let mut scenario = PathBuf::new();
+            for (play, class) in plays
+                .iter()
+                .zip(&self.classes)
+                .filter(|(p, _)| p.entry == entry)
+            {
+                tally.add(*class, 0.0);
+                bounds = &play.rate;
+                scenario = play.scenario.clone();
+            }
+            for (class, at_least) in bounds {
+                let k = tally.count_as(class);
+                let held = f64::from(k) >= at_least * f64::from(tally.runs);
+                if !held {
+                    missed += 1;
+                }
+                println!(
+                    "  {:<11} {class} >= {:.0}%: {}  {}",
+                    if held { "as expected" } else { "DIFFERS" },
+                    at_least * 100.0,
+                    chaos::rates::share(k, tally.runs),
+                    scenario.display()
+                );
+            }
+        }
+        missed
     }
 }
 

@@ -41,6 +41,28 @@ pub struct Entry {
     pub first_seed: Option<u64>,
     #[serde(default)]
     pub expect: Option<ExpectSpec>,
+    /// Holds the entry's plays to a share instead of each to a verdict: `{ confirmed: 80% }`
+    /// (at least 80% of its plays confirmed). A class of `rates::RATE_NAMES`.
+    #[serde(default)]
+    pub rate: Option<std::collections::BTreeMap<String, Percent>>,
+}
+
+/// `80%`: a share of an entry's plays.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Percent(pub f64);
+
+impl<'de> Deserialize<'de> for Percent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        let bad =
+            || serde::de::Error::custom(format!("`{text}` is not a share; expected e.g. 80%"));
+        let number = text.trim().strip_suffix('%').ok_or_else(bad)?;
+        let value: f64 = number.trim().parse().map_err(|_| bad())?;
+        if !(0.0..=100.0).contains(&value) {
+            return Err(bad());
+        }
+        Ok(Percent(value / 100.0))
+    }
 }
 
 /// What a play of a suite must end with.
@@ -90,11 +112,15 @@ pub enum Seeds {
 }
 
 /// One run of a suite.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Play {
     pub scenario: PathBuf,
     pub seed: u64,
     pub expect: Expect,
+    /// The entry's position in the suite (its plays are held to its `rate:` together).
+    pub entry: usize,
+    /// The entry's `rate:` bounds: class name -> least share.
+    pub rate: Vec<(String, f64)>,
 }
 
 /// `i/n`: the i-th of n shards, 1-based.
@@ -184,6 +210,21 @@ pub fn parse(text: &str) -> std::result::Result<Suite, String> {
         return Err(": a suite needs at least one entry under `scenarios`".into());
     }
     for e in &suite.scenarios {
+        for class in e.rate.iter().flat_map(|r| r.keys()) {
+            if !crate::rates::RATE_NAMES.contains(&class.as_str()) {
+                return Err(format!(
+                    ": {}: `rate:` counts one of {}, not `{class}`",
+                    e.scenario.display(),
+                    crate::rates::RATE_NAMES.join(", ")
+                ));
+            }
+        }
+        if e.rate.is_some() && e.expect.is_some() {
+            return Err(format!(
+                ": {}: an entry is held to `expect:` or to `rate:`, not both",
+                e.scenario.display()
+            ));
+        }
         if let Seeds::Count(0) = e.seeds {
             return Err(format!(
                 ": {}: `seeds` must be at least 1",
@@ -206,7 +247,7 @@ pub fn parse(text: &str) -> std::result::Result<Suite, String> {
 /// against the suite file's folder.
 pub fn expand(suite: &Suite, base: &Path) -> Vec<Play> {
     let mut plays = Vec::new();
-    for e in &suite.scenarios {
+    for (entry, e) in suite.scenarios.iter().enumerate() {
         let scenario = if e.scenario.is_absolute() {
             e.scenario.clone()
         } else {
@@ -229,6 +270,13 @@ pub fn expand(suite: &Suite, base: &Path) -> Vec<Play> {
                 scenario: scenario.clone(),
                 seed,
                 expect,
+                entry,
+                rate: e
+                    .rate
+                    .iter()
+                    .flatten()
+                    .map(|(class, p)| (class.clone(), p.0))
+                    .collect(),
             });
         }
     }
@@ -295,6 +343,8 @@ mod tests {
                 scenario: "/abs/b.yaml".into(),
                 seed: 5,
                 expect: Expect::Any,
+                entry: 1,
+                rate: Vec::new(),
             }
         );
     }
@@ -313,9 +363,10 @@ mod tests {
                     .map(|(_, p)| p.clone()),
             );
         }
-        seen.sort();
+        let key = |p: &Play| (p.scenario.clone(), p.seed);
+        seen.sort_by_key(key);
         let mut want = all.clone();
-        want.sort();
+        want.sort_by_key(key);
         assert_eq!(seen, want);
     }
 

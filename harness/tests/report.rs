@@ -506,8 +506,8 @@ fn shards_together_play_every_scenario_and_seed_once() {
         union.extend(part);
     }
     let mut want = all.clone();
-    union.sort();
-    want.sort();
+    union.sort_by_key(|p| (p.scenario.clone(), p.seed));
+    want.sort_by_key(|p| (p.scenario.clone(), p.seed));
     assert_eq!(union, want, "every (scenario, seed) exactly once");
     assert!(all
         .iter()
