@@ -280,3 +280,45 @@ fn the_scenario_reference_matches_the_code() {
     let missing: Vec<&String> = all.iter().filter(|n| !documented(n)).collect();
     assert!(missing.is_empty(), "not in docs/scenarios.md: {missing:?}");
 }
+
+/// A `reached:` predicate that names what does not exist, or that the system cannot observe, is
+/// refused before anything starts, located, with its key path.
+#[test]
+fn broken_preconditions_are_located_and_rejected() {
+    let dir = repo().join("harness/tests/bad-scenarios");
+    let cases = [
+        (
+            "reached-unknown-step.yaml",
+            "16:9: reached.gone: names fault step 3; the steps are 0 to 0 (steps count from 0)",
+        ),
+        (
+            "reached-unknown-node.yaml",
+            "16:10: reached.lines.log.node: unknown node `etcd9` (nodes of profile: etcd1, etcd2, etcd3)",
+        ),
+        (
+            "reached-bad-regex.yaml",
+            "16:10: reached.lines.log.regex: invalid regex `[a-`: unclosed character class",
+        ),
+        (
+            "reached-metric-on-etcd.yaml",
+            "16:8: reached.hot.probe: system `etcd` has no metrics page (/prom) the harness reads",
+        ),
+        (
+            "reached-two-kinds.yaml",
+            "16:9: reached.both: a precondition is one of step, log, probe, history, resent, converge, config (found 2)",
+        ),
+        (
+            "reached-ready-without-restart.yaml",
+            "16:9: reached.back.ready: `ready:` waits for nodes a step starts again",
+        ),
+    ];
+    for (file, expected) in cases {
+        let (code, out) = lint(&[dir.join(file)]);
+        assert_eq!(code, 254, "{file}: {out}");
+        let line = out.lines().next().unwrap_or_default();
+        assert!(
+            line.contains(&format!("{file}:{expected}")),
+            "{file}: got `{line}`"
+        );
+    }
+}

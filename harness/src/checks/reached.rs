@@ -391,10 +391,16 @@ fn matches(op: &Operation, f: &OpFilter, e: &Evidence) -> bool {
                 (_, None) => false,
             })
     };
+    let after_applied = |s: &Option<serde_saphyr::Spanned<usize>>, t: Option<u64>| {
+        s.as_ref().is_none_or(
+            |s| matches!((e.steps.applied(s.value), t), (Some(applied), Some(t)) if t >= applied),
+        )
+    };
     let (invoked, answered) = (Some(op.invoke_time), op.complete_time);
     after(&f.invoked_after, invoked)
         && before(&f.invoked_before, invoked)
         && after(&f.answered_after, answered)
+        && after_applied(&f.answered_after_applied, answered)
         && before(&f.answered_before, answered)
         && f.during
             .as_ref()
@@ -541,5 +547,207 @@ fn clip(text: &str) -> String {
         format!("{clipped}…")
     } else {
         clipped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use indexmap::IndexMap;
+    use serde_saphyr::Spanned;
+
+    /// A run folder as a run writes it: the workload began at 10 s of the run clock; step 0
+    /// (a restart of n1 and n2) applied at 12 s, its nodes answering again at 20 s; step 1 (a
+    /// pause of n3 for 5 s) applied at 25 s and undone at 30 s; step 2 never applied.
+    fn run_folder(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("chaos-reached-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("logs")).unwrap();
+        let s = |secs: f64| (secs * 1e9) as u64;
+        let faults = [
+            json_line(s(12.0), 0, "restart", "apply", "ok", &["n1", "n2"]),
+            json_line(s(20.0), 0, "restart", "ready", "answering again after 8.0 s", &["n1", "n2"]),
+            json_line(s(25.0), 1, "pause", "apply", "ok", &["n3"]),
+            json_line(s(30.0), 1, "pause", "undo", "ok", &["n3"]),
+        ];
+        std::fs::write(dir.join("faults.jsonl"), faults.join("\n") + "\n").unwrap();
+        // Call c/1 answered ok before the restart and sent again after it (answered fail);
+        // call c/2 answered ok after it and sent again (ok); a read during the pause.
+        let events = [
+            (s(11.0), 0, "invoke", "cas", "k1", "", "c", "1"),
+            (s(11.5), 0, "ok", "cas", "k1", "", "c", "1"),
+            (s(11.8), 2, "invoke", "cas", "k3", "", "d", "3"),
+            (s(13.0), 2, "ok", "cas", "k3", "", "d", "3"),
+            (s(21.0), 0, "invoke", "cas", "k2", "", "c", "2"),
+            (s(21.5), 0, "ok", "cas", "k2", "", "c", "2"),
+            (s(22.0), 0, "invoke", "resend", "k1", "", "c", "1"),
+            (s(22.5), 0, "fail", "resend", "k1", "KEY_ALREADY_EXISTS", "c", "1"),
+            (s(26.0), 1, "invoke", "read", "k1", "", "", ""),
+            (s(26.5), 1, "ok", "read", "k1", "", "", ""),
+            (s(31.0), 0, "invoke", "resend", "k2", "", "c", "2"),
+            (s(31.5), 0, "ok", "resend", "k2", "", "c", "2"),
+        ];
+        let history: Vec<String> = events
+            .iter()
+            .enumerate()
+            .map(|(i, (t, p, ty, f, k, err, client, call))| {
+                let mut e = serde_json::json!({"index": i, "time": t, "process": p, "type": ty,
+                    "f": f, "key": k, "value": if *f == "cas" || *f == "resend" { serde_json::json!([null, 1]) } else { Value::Null }});
+                if !err.is_empty() {
+                    e["error"] = serde_json::json!(err);
+                }
+                if !client.is_empty() {
+                    e["client"] = serde_json::json!(client);
+                    e["call"] = serde_json::json!(call);
+                }
+                e.to_string()
+            })
+            .collect();
+        std::fs::write(dir.join("history.jsonl"), history.join("\n") + "\n").unwrap();
+        std::fs::write(
+            dir.join("logs/n3.log"),
+            "[   24.000000] Installing snapshot early\n[   33.250000] Received install snapshot notification from OM leader: om2\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join(crate::run_folder::OBSERVED),
+            format!(
+                "{}\n{}\n",
+                serde_json::json!({"name": "n3-behind", "time": s(27.0), "reached": true, "evidence": "n3 at 100, highest 500"}),
+                serde_json::json!({"name": "feature", "time": s(10.5), "reached": false, "evidence": "n1's build does not define x.y"}),
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join(crate::checks::converge::FILE),
+            r#"{"applied": {"n1": 500, "n2": 499, "n3": 500}}"#,
+        )
+        .unwrap();
+        dir
+    }
+
+    fn json_line(time: u64, step: usize, action: &str, phase: &str, outcome: &str, targets: &[&str]) -> String {
+        serde_json::json!({"time": time, "step": step, "action": action, "phase": phase,
+            "outcome": outcome, "targets": targets})
+        .to_string()
+    }
+
+    fn evaluate_yaml(dir: &Path, yaml: &str) -> Vec<Reached> {
+        let parsed: IndexMap<String, Spanned<Precondition>> = serde_saphyr::from_str(yaml).unwrap();
+        let preconditions: Vec<(String, Precondition)> =
+            parsed.into_iter().map(|(n, p)| (n, p.value)).collect();
+        let history = checker::read_history(&dir.join("history.jsonl"), checker::Format::Jsonl).unwrap();
+        let evidence = Evidence {
+            run_dir: dir,
+            history: &history,
+            steps: StepTimes::from_faults(&crate::checks::read_faults(dir)),
+            workload_started: 10_000_000_000,
+        };
+        evaluate(&preconditions, &evidence)
+    }
+
+    fn reached(results: &[Reached]) -> Vec<(&str, bool)> {
+        results.iter().map(|r| (r.name.as_str(), r.reached)).collect()
+    }
+
+    #[test]
+    fn each_predicate_kind_on_a_recorded_run_folder() {
+        let dir = run_folder("kinds");
+        let results = evaluate_yaml(
+            &dir,
+            r#"
+restarted: { step: 0 }
+restarted-and-back: { step: 0, ready: true }
+paused-and-undone: { step: 1, undone: true }
+never-applied: { step: 2 }
+install-after-the-pause: { log: { node: n3, regex: "install snapshot notification", after-step: 1 } }
+install-before-anything: { log: { node: n3, regex: "^Installing", after-step: 1 } }
+n3-behind: { probe: { node: n3, behind: 300 } }
+feature: { config: { node: n1, key: x.y } }
+read-during-the-pause: { history: { f: read, outcome: ok, during: 1 } }
+two-reads: { history: { f: read, at-least: 2 } }
+answered-once-the-restart-applied: { history: { f: cas, answered-after-applied: 0, invoked-before: 0 } }
+answered-once-the-nodes-were-back: { history: { f: cas, answered-after: 0, invoked-before: 0 } }
+refused-resend: { history: { f: resend, outcome: fail, error: "ALREADY_EXISTS" } }
+cache-lost: { resent: { first: { outcome: ok, answered-before: 0 }, again: { invoked-after: 0 } } }
+control: { resent: { first: { outcome: ok, answered-after: 0 }, again: { outcome: ok } } }
+control-twice: { resent: { first: { outcome: ok, answered-after: 0 }, again: { outcome: ok }, at-least: 2 } }
+compared: { converge: {} }
+"#,
+        );
+        assert_eq!(
+            reached(&results),
+            [
+                ("restarted", true),
+                ("restarted-and-back", true),
+                ("paused-and-undone", true),
+                ("never-applied", false),
+                ("install-after-the-pause", true),
+                ("install-before-anything", false),
+                ("n3-behind", true),
+                ("feature", false),
+                ("read-during-the-pause", true),
+                ("two-reads", false),
+                ("answered-once-the-restart-applied", true),
+                ("answered-once-the-nodes-were-back", false),
+                ("refused-resend", true),
+                ("cache-lost", true),
+                ("control", true),
+                ("control-twice", false),
+                ("compared", true),
+            ]
+        );
+        // Times count from the workload's start; the evidence says what showed it.
+        let by = |name: &str| results.iter().find(|r| r.name == name).unwrap();
+        assert_eq!(by("restarted-and-back").at_s, Some(10.0));
+        assert_eq!(by("install-after-the-pause").at_s, Some(23.25));
+        assert!(by("install-after-the-pause").evidence.contains("n3 at 23.2 s"), "{:?}", by("install-after-the-pause"));
+        assert!(by("never-applied").evidence.contains("never applied"));
+        assert!(by("feature").evidence.contains("does not define x.y"));
+        assert!(by("cache-lost").evidence.contains("sent again: resend k1"), "{}", by("cache-lost").evidence);
+        assert!(by("two-reads").evidence.starts_with("1 of at least 2"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_converge_answer_missing_a_node_is_not_reached() {
+        let dir = run_folder("converge");
+        std::fs::write(
+            dir.join(crate::checks::converge::FILE),
+            r#"{"applied": {"n1": 500, "n2": null}}"#,
+        )
+        .unwrap();
+        let results = evaluate_yaml(&dir, "compared: { converge: {} }\n");
+        assert!(!results[0].reached);
+        assert!(results[0].evidence.contains("no applied index from n2"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn each_verdict_and_its_exit_code() {
+        use Confirmation::*;
+        let cases = [
+            (Verdict::Illegal, true, Confirmed, EXIT_VIOLATION),
+            (Verdict::Ok, true, Held, EXIT_OK),
+            (Verdict::Ok, false, NotReached, EXIT_UNKNOWN),
+            (Verdict::Illegal, false, ViolatedUnreached, EXIT_VIOLATION),
+            (Verdict::Unknown, true, Undecided, EXIT_UNKNOWN),
+        ];
+        for (verdict, all, want, code) in cases {
+            let got = Confirmation::of(verdict, all);
+            assert_eq!(got, want);
+            assert_eq!(got.exit_code(), code);
+        }
+        let missing = Reached {
+            name: "every-om-back".into(),
+            kind: PredicateKind::Step,
+            reached: false,
+            at_s: None,
+            evidence: String::new(),
+        };
+        assert_eq!(
+            NotReached.sentence(&[&missing]),
+            "not reached: every-om-back — the run did not test the bug"
+        );
     }
 }

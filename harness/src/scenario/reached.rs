@@ -77,6 +77,9 @@ pub struct OpFilter {
     pub invoked_after: Option<Spanned<usize>>,
     pub invoked_before: Option<Spanned<usize>>,
     pub answered_after: Option<Spanned<usize>>,
+    /// Answered once step N had applied (a restart: by the restarted nodes, even before the
+    /// harness saw them all answering again).
+    pub answered_after_applied: Option<Spanned<usize>>,
     pub answered_before: Option<Spanned<usize>>,
     /// Invoked while step N was in force (from its apply to its undo, or to its end).
     pub during: Option<Spanned<usize>>,
@@ -197,6 +200,7 @@ impl Precondition {
                 &f.invoked_after,
                 &f.invoked_before,
                 &f.answered_after,
+                &f.answered_after_applied,
                 &f.answered_before,
                 &f.during,
             ]
