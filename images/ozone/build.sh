@@ -78,6 +78,8 @@ for _ in $(seq 1 8); do
   # "Could not find artifact X" the first time and "X was not found ... during a previous
   # attempt" when it remembers the miss.
   if grep -qE "(Could not find artifact org\.apache\.ozone:ozone-(main:pom|manager:jar):$version)|(org\.apache\.ozone:ozone-(main:pom|manager:jar):$version was not found)" "$stage/mvn.log"; then
+    # No release: nothing of it stays behind (the stage folder, mvn's record of the miss).
+    rm -rf "$stage" "$repo/org/apache/ozone/ozone-main/$version" "$repo/org/apache/ozone/ozone-manager/$version"
     die "Maven Central has no Apache Ozone $version (org.apache.ozone:ozone-manager:$version); versions with an Ozone Manager there: $(curl -s -m 20 https://repo.maven.apache.org/maven2/org/apache/ozone/ozone-manager/maven-metadata.xml | grep -o '<version>[^<]*' | sed 's/<version>//' | tr '\n' ' ')"
   fi
   missing=$(grep -oE "org\.apache\.ozone:[A-Za-z0-9.-]+:pom:$version" "$stage/mvn.log" | grep -v ":ozone-main:" | head -n 1 || true)
