@@ -161,22 +161,29 @@ fn stale_reads_are_caught_on_most_seeds() {
     let o = run(&[
         "run",
         "scenarios/etcd/stale-reads.yaml",
-        "--seed",
-        "1",
-        "--repeat",
-        "5",
+        "--seeds",
+        "1..5",
         "--out",
         out.to_str().unwrap(),
     ]);
     let folders = run_folders(&out);
     assert_eq!(folders.len(), 5);
-    let mut illegal = 0;
+    let mut confirmed = 0;
     for folder in &folders {
         let result = json(&folder.join("result.json"));
+        // Each run says whether it reached the situation: the follower cut off and healed,
+        // reads answered meanwhile; with what showed it.
+        let preconditions = result["preconditions"].as_array().unwrap();
+        assert_eq!(preconditions.len(), 2, "{result}");
         if result["verdict"] != "illegal" {
             continue;
         }
-        illegal += 1;
+        assert_eq!(result["confirmation"], "confirmed", "{}", result["preconditions"]);
+        confirmed += 1;
+        assert!(preconditions[0]["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("applied at"));
         // The violation names the key and a read that returned an overwritten value.
         let check = &result["checks"][0];
         let witness = &check["witnesses"][0];
@@ -189,9 +196,58 @@ fn stale_reads_are_caught_on_most_seeds() {
         let summary = check["summary"].as_str().unwrap();
         assert!(summary.contains("a read returned"), "{summary}");
         assert!(folder.join("junit.xml").is_file());
+        let junit = std::fs::read_to_string(folder.join("junit.xml")).unwrap();
+        assert!(junit.contains("preconditions reached"), "{junit}");
     }
-    assert!(illegal >= 4, "stale reads caught on {illegal} of 5 seeds");
+    assert!(confirmed >= 4, "stale reads confirmed on {confirmed} of 5 seeds");
+    // The rates over the five seeds, each share with its Wilson interval.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("rates (95% intervals, Wilson):"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("{confirmed} of 5 (")),
+        "the table counts {confirmed} confirmed: {stdout}"
+    );
     assert_eq!(o.status.code(), Some(1));
+}
+
+/// A run that never reached its bug's situation has not tested it: exit 2, naming what was not
+/// reached, never a pass.
+#[test]
+fn a_run_that_misses_its_preconditions_is_not_a_pass() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = out_dir("not-reached");
+    // The only fault waits for more operations than the workload makes: it comes after the
+    // workload ends, that is never.
+    let scenario = out.join("late-fault.yaml");
+    std::fs::write(
+        &scenario,
+        "name: e2e-late-fault\nsystem: etcd\ncluster: { profile: etcd }\n\
+         workload: { kind: register, keys: 2, processes: 2, rate: 20/s, duration: 5s }\n\
+         faults:\n  - after: { ops: 1000000 }\n    do: pause\n    target: etcd1\n    for: 1s\n    optional: true\n\
+         checks:\n  - linearizable: { model: cas-register }\n\
+         reached:\n  etcd1-paused: { step: 0, undone: true }\n  reads-answered: { history: { f: read, outcome: ok } }\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.join("reports").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("not reached: etcd1-paused"), "{stdout}");
+    let folders = run_folders(&out.join("reports"));
+    let result = json(&folders[0].join("result.json"));
+    assert_eq!(result["verdict"], "ok", "the checks held");
+    assert_eq!(result["confirmation"], "not-reached");
+    let p = result["preconditions"].as_array().unwrap();
+    assert_eq!((p[0]["reached"].as_bool(), p[1]["reached"].as_bool()), (Some(false), Some(true)));
+    assert!(p[0]["evidence"].as_str().unwrap().contains("never applied"), "{}", p[0]);
+    // `chaos check` of the saved run says the same.
+    let again = run(&["check", folders[0].to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("precondition etcd1-paused: NOT reached"));
 }
 
 #[test]
