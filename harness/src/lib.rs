@@ -20,6 +20,7 @@ pub mod workloads;
 
 // Around a run: replaying and shrinking one, suites, measuring the harness.
 pub mod bench;
+pub mod compare;
 pub mod error;
 pub mod replay;
 pub mod run_folder;

@@ -88,6 +88,9 @@ enum Command {
         #[command(subcommand)]
         command: ImagesCommand,
     },
+    /// Play one scenario on two builds over the same seeds and conclude whether B fixes what A
+    /// shows; exit 0 fix confirmed, 1 not, 255 when runs could not play, 254 bad arguments.
+    Compare(CompareArgs),
     /// Remove containers, networks and volumes left by runs that are no longer alive.
     Clean,
     /// Measure the harness on a real etcd cluster (ready time, trigger latency, cost per op).
@@ -115,8 +118,9 @@ struct RunArgs {
     /// table of rates (confirmed, held, not reached, harness errors; 95% intervals).
     #[arg(long, conflicts_with_all = ["seed", "repeat", "suite", "replay"])]
     seeds: Option<chaos::suite::SeedRange>,
-    /// Plays each scenario this many times, with consecutive seeds.
-    #[arg(long, default_value_t = 1)]
+    /// Plays each scenario this many times, with consecutive seeds (at least once: a run of
+    /// nothing is no pass).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
     /// Where run folders go.
     #[arg(long, default_value = "reports")]
@@ -129,6 +133,24 @@ struct RunArgs {
     /// for a scenario of any other system.
     #[arg(long)]
     scm_ha: bool,
+}
+
+#[derive(clap::Args)]
+struct CompareArgs {
+    scenario: PathBuf,
+    /// A build, twice: A (expected to show the bug), then B (expected to fix it). A release
+    /// `2.2.0`, `2.2.0+fixes/X.patch[+more.patch]`, `dist:PATH`, `image:TAG`, or
+    /// `set:KEY=VALUE` (the scenario's cluster.environment, every node; any system).
+    #[arg(long = "build", required = true)]
+    builds: Vec<String>,
+    /// `1..10` (both ends), `7`, or `1,4,9`.
+    #[arg(long)]
+    seeds: chaos::suite::SeedRange,
+    /// Reports folder: the comparison goes to OUT/compare/<scenario>/<UTC time>/.
+    #[arg(long, default_value = "reports")]
+    out: PathBuf,
+    #[arg(long, value_parser = parse_duration)]
+    ready_timeout: Option<Duration>,
 }
 
 #[derive(clap::Args)]
@@ -169,6 +191,17 @@ enum ImagesCommand {
         force: bool,
         #[arg(long, default_value = "docker-compose.yml")]
         compose: PathBuf,
+        /// `ozone` only: a release plus this unified diff against Ozone's source tree
+        /// (repeatable, applied in order): chaos-ozone:<version>-p<digest of the patches>.
+        #[arg(long, conflicts_with = "dist")]
+        patch: Vec<PathBuf>,
+        /// `ozone` only: the release the patches apply to (default OZONE_VERSION, else 2.2.0).
+        #[arg(long, requires = "patch")]
+        version: Option<String>,
+        /// `ozone` only: an Ozone distribution, a folder or .tar.gz as `mvn package -Pdist`
+        /// writes it: chaos-ozone:dist-<version>-<digest of the jars>.
+        #[arg(long)]
+        dist: Option<PathBuf>,
     },
 }
 
@@ -245,8 +278,27 @@ async fn dispatch(cli: Cli) -> i32 {
                     profiles,
                     force,
                     compose,
+                    patch,
+                    version,
+                    dist,
                 },
-        } => build_images(&compose, &profiles, force).await,
+        } => {
+            if patch.is_empty() && dist.is_none() {
+                build_images(&compose, &profiles, force).await
+            } else {
+                build_ozone(&profiles, &patch, version, dist.as_deref(), force).await
+            }
+        }
+        Command::Compare(args) => {
+            let options = chaos::compare::CompareOptions {
+                scenario: args.scenario,
+                builds: args.builds,
+                seeds: args.seeds.0,
+                out: args.out,
+                ready_timeout: args.ready_timeout,
+            };
+            chaos::compare::compare(&options, interrupt_token()).await
+        }
         Command::Clean => clean().await,
         Command::Bench(args) => bench_command(args).await,
     };
@@ -689,6 +741,45 @@ async fn build_images(
             );
         }
     }
+    Ok(EXIT_OK)
+}
+
+/// `chaos images build ozone --patch FILE... [--version V]` or `--dist PATH`: prints the tag.
+async fn build_ozone(
+    profiles: &[String],
+    patches: &[PathBuf],
+    version: Option<String>,
+    dist: Option<&Path>,
+    force: bool,
+) -> Result<i32, HarnessError> {
+    use chaos::cluster::ozone_build;
+    if profiles != ["ozone"] {
+        return Err(HarnessError::BadInput(format!(
+            "--patch and --dist build Ozone images: `chaos images build ozone --patch FILE` (got profiles `{}`)",
+            profiles.join(" ")
+        )));
+    }
+    let root = std::env::current_dir().unwrap_or_default();
+    let started = std::time::Instant::now();
+    let tag = match dist {
+        Some(path) => {
+            let docker = docker::connect().await?;
+            ozone_build::ensure_dist(&docker, &root, path, force).await?
+        }
+        None => {
+            let version = version
+                .or_else(|| std::env::var("OZONE_VERSION").ok())
+                .unwrap_or_else(|| "2.2.0".into());
+            ozone_build::check_patch_args(&version, patches)?;
+            let docker = docker::connect().await?;
+            ozone_build::ensure_patched(&docker, &root, &version, patches, force).await?
+        }
+    };
+    println!("{tag}");
+    eprintln!(
+        "{tag} ready in {:.0} s; play on it with OZONE_IMAGE={tag}",
+        started.elapsed().as_secs_f64()
+    );
     Ok(EXIT_OK)
 }
 

@@ -111,7 +111,7 @@ async fn run_build_script(tag: &str, script: &Path) -> Result<()> {
     // The script learns which tag to make (chaos-ozone:<version>) from CHAOS_IMAGE_TAG.
     command.arg(script).env("CHAOS_IMAGE_TAG", tag);
     let label = format!("building image {tag} with {}", script.display());
-    let (status, tail) = run_script(label, command).await?;
+    let (status, tail) = run_script(label, command, true).await?;
     if !status.success() {
         let last = tail.last().map(String::as_str).unwrap_or("");
         let reason = last
@@ -133,6 +133,7 @@ async fn run_build_script(tag: &str, script: &Path) -> Result<()> {
 async fn run_script(
     label: String,
     mut command: Command,
+    show_tail: bool,
 ) -> Result<(std::process::ExitStatus, Vec<String>)> {
     const TAIL: usize = 30;
     let what = label.clone();
@@ -186,8 +187,10 @@ async fn run_script(
             activity.finish(&format!("{label}: done"));
         } else {
             drop(activity);
-            for line in &tail {
-                eprintln!("  {line}");
+            if show_tail {
+                for line in &tail {
+                    eprintln!("  {line}");
+                }
             }
         }
         Ok((status, tail))
@@ -221,13 +224,33 @@ pub async fn ensure_base(docker: &Docker, repo: &Path, force: bool) -> Result<()
         "building the base image {BASE_IMAGE} with {}",
         script.display()
     );
-    let (status, _) = run_script(label, command).await?;
+    let (status, _) = run_script(label, command, true).await?;
     if !status.success() {
         return Err(HarnessError::infra(format!(
             "images/base/build.sh failed ({status}); the base image {BASE_IMAGE} is needed to build every other image"
         )));
     }
     Ok(())
+}
+
+/// A build script whose failure the caller words in one line (its last lines are not printed):
+/// exit status and last non-empty lines.
+pub async fn run_script_quiet(
+    label: String,
+    command: Command,
+) -> Result<(std::process::ExitStatus, Vec<String>)> {
+    run_script(label, command, false).await
+}
+
+/// `docker build` of a context folder, for images made outside images/<name>/ (a patched or a
+/// distribution's Ozone image). A failed build leaves no image and no container behind.
+pub async fn build_image(
+    docker: &Docker,
+    tag: &str,
+    context: &Path,
+    dockerfile: &str,
+) -> Result<()> {
+    build(docker, tag, context, dockerfile).await
 }
 
 async fn build(docker: &Docker, tag: &str, context: &Path, dockerfile: &str) -> Result<()> {

@@ -8,6 +8,7 @@ pub mod docker;
 pub mod images;
 mod logs;
 mod network;
+pub mod ozone_build;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;

@@ -239,7 +239,7 @@ fn rates(entries: &[Entry]) -> Markup {
     }
 }
 
-fn page(entries: &[Entry]) -> Markup {
+fn page(entries: &[Entry], comparisons: &[crate::compare::Listed]) -> Markup {
     let mut scenarios: Vec<&str> = entries.iter().map(|e| e.scenario.as_str()).collect();
     scenarios.sort_unstable();
     scenarios.dedup();
@@ -282,6 +282,7 @@ fn page(entries: &[Entry]) -> Markup {
                         label { "search " input #f-text type="search" placeholder="seed, words of the verdict"; }
                         span.muted { span #shown { (entries.len()) } " shown" }
                     }
+                    (crate::compare::index_section(comparisons))
                     @if !entries.is_empty() { (rates(entries)) h2 { "Runs" } }
                     table {
                         thead { tr { th { "started (UTC)" } th { "scenario" } th { "seed" } th { "verdict" } th { "confirmation" } th { "duration" } th { "ops" } th { "what happened" } th { "report" } } }
@@ -319,9 +320,12 @@ pub fn render_index(dir: &Path) -> Result<Vec<Entry>> {
         )));
     }
     let list = entries(dir);
-    std::fs::write(dir.join("index.html"), page(&list).into_string()).map_err(|e| {
-        HarnessError::infra(format!("cannot write {}/index.html: {e}", dir.display()))
-    })?;
+    let comparisons = crate::compare::find(dir);
+    std::fs::write(
+        dir.join("index.html"),
+        page(&list, &comparisons).into_string(),
+    )
+    .map_err(|e| HarnessError::infra(format!("cannot write {}/index.html: {e}", dir.display())))?;
     let runs: Vec<RunCases> = list
         .iter()
         .map(|e| RunCases {

@@ -1,0 +1,717 @@
+//! `chaos compare SCENARIO --build A --build B --seeds 1..N` (issue 24): the same scenario and
+//! seeds played on two builds, seed by seed (A then B, so a slow spell of the machine falls on
+//! both), each run a plain run folder under `OUT/compare/<scenario>/<UTC time>/<build>/s<seed>`;
+//! then per build a row of classes (confirmed, held, not reached, ...; k of N with 95%
+//! intervals) and a conclusion line. The comparison folder gets `compare.json` and a
+//! self-contained `index.html` that links each run's report; `chaos report --index` lists it.
+//!
+//! A build is a release version (`2.2.0`), a release plus patches (`2.2.0+fixes/X.patch+...`),
+//! an Ozone distribution (`dist:PATH`), an image (`image:TAG`), or a setting added to the
+//! scenario's `cluster.environment` for every node (`set:KEY=VALUE`, any system).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::cluster::{docker, ozone_build};
+use crate::error::{HarnessError, Result, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION};
+use crate::rates::{share, Class, Tally};
+use crate::scenario::{self, LoadedScenario};
+
+/// One side of a comparison, as `--build` names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Build {
+    /// chaos-ozone:<version>, from Maven Central.
+    Release(String),
+    /// A release plus patches, applied in order.
+    Patched(String, Vec<PathBuf>),
+    /// An Ozone distribution, a folder or tarball.
+    Dist(PathBuf),
+    /// An image already here (OZONE_IMAGE).
+    Image(String),
+    /// KEY=VALUE in the scenario's cluster.environment, for every node.
+    Set(String, String),
+}
+
+impl Build {
+    pub fn parse(text: &str) -> std::result::Result<Build, String> {
+        let text = text.trim();
+        if let Some(path) = text.strip_prefix("dist:") {
+            if path.is_empty() {
+                return Err("--build dist:PATH needs a path".into());
+            }
+            return Ok(Build::Dist(PathBuf::from(path)));
+        }
+        if let Some(tag) = text.strip_prefix("image:") {
+            if tag.is_empty() || tag.contains(char::is_whitespace) {
+                return Err(format!("--build `{text}`: image:TAG needs an image tag"));
+            }
+            return Ok(Build::Image(tag.to_string()));
+        }
+        if let Some(setting) = text.strip_prefix("set:") {
+            return match setting.split_once('=') {
+                Some((k, v))
+                    if !k.is_empty()
+                        && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
+                {
+                    Ok(Build::Set(k.to_string(), v.to_string()))
+                }
+                _ => Err(format!(
+                    "--build `{text}`: set:KEY=VALUE needs a variable name (letters, digits, _) and a value"
+                )),
+            };
+        }
+        let mut parts = text.split('+');
+        let version = parts.next().unwrap_or_default().to_string();
+        if !ozone_build::valid_version(&version) {
+            return Err(format!(
+                "--build `{text}`: not a build (a release like 2.2.0, 2.2.0+fixes/X.patch, dist:PATH, image:TAG or set:KEY=VALUE)"
+            ));
+        }
+        let patches: Vec<PathBuf> = parts.map(PathBuf::from).collect();
+        if patches.iter().any(|p| p.as_os_str().is_empty()) {
+            return Err(format!("--build `{text}`: an empty patch name after `+`"));
+        }
+        Ok(if patches.is_empty() {
+            Build::Release(version)
+        } else {
+            Build::Patched(version, patches)
+        })
+    }
+
+    /// Whether the build is an Ozone image (everything but a setting).
+    pub fn is_ozone(&self) -> bool {
+        !matches!(self, Build::Set(..))
+    }
+
+    /// What makes two builds the same: the version and the patches' bytes, the distribution's
+    /// folder, the tag, the setting.
+    fn identity(&self) -> Result<String> {
+        Ok(match self {
+            Build::Release(v) => format!("chaos-ozone:{v}"),
+            Build::Patched(v, p) => ozone_build::patched_tag(v, p)?,
+            Build::Dist(p) => format!("dist:{}", p.canonicalize().unwrap_or(p.clone()).display()),
+            Build::Image(t) => format!("image:{t}"),
+            Build::Set(k, v) => format!("set:{k}={v}"),
+        })
+    }
+}
+
+/// A build's name as a folder: what it was given as, with anything but letters, digits and
+/// `.=+-` replaced by `_` (`2.2.0+fixes/X.patch` -> `2.2.0+fixes_X.patch`).
+pub fn folder_name(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || ".=+-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The conclusion of a comparison: whether A shows the bug on every seed and B never does, and
+/// the line that says so (or why not). With preconditions (`reached:`) the bug must be
+/// confirmed on A and held on B; without, violated on A and passed on B.
+pub fn conclude(a: (&str, &Tally), b: (&str, &Tally), preconditions: bool) -> (bool, String) {
+    let (bug, fixed) = if preconditions {
+        (Class::Confirmed, Class::Held)
+    } else {
+        (Class::Violated, Class::Passed)
+    };
+    let (na, ta) = a;
+    let (nb, tb) = b;
+    let ok = ta.runs > 0 && tb.runs > 0 && ta.count(bug) == ta.runs && tb.count(fixed) == tb.runs;
+    if ok {
+        return (
+            true,
+            format!(
+                "fix confirmed: {} on {na} in {} of {} seeds, {} on {nb} in {} of {}",
+                bug.word(),
+                ta.count(bug),
+                ta.runs,
+                fixed.word(),
+                tb.count(fixed),
+                tb.runs
+            ),
+        );
+    }
+    let mut why = Vec::new();
+    for (name, tally, wanted) in [(nb, tb, fixed), (na, ta, bug)] {
+        for class in Class::ALL {
+            let k = tally.count(class);
+            if class != wanted && k > 0 {
+                why.push(format!("{name} {} in {k} of {}", class.word(), tally.runs));
+            }
+        }
+        if tally.runs == 0 {
+            why.push(format!("{name} was not played"));
+        }
+    }
+    (false, format!("not confirmed: {}", why.join("; ")))
+}
+
+/// What `chaos compare` was asked.
+pub struct CompareOptions {
+    pub scenario: PathBuf,
+    pub builds: Vec<String>,
+    pub seeds: Vec<u64>,
+    pub out: PathBuf,
+    pub ready_timeout: Option<std::time::Duration>,
+}
+
+/// One build, ready to play: its label, its folder name, the image it runs (Ozone builds) and
+/// the scenario as it plays on it.
+struct Side {
+    label: String,
+    folder: String,
+    image: Option<String>,
+    loaded: LoadedScenario,
+    tally: Tally,
+    runs: Vec<Value>,
+}
+
+/// The scenario with KEY=VALUE in its cluster.environment, as a text that plays it that way
+/// (so the run folder's scenario.yaml and `chaos run --replay` play the build too); comments
+/// are not kept.
+fn with_setting(loaded: &LoadedScenario, key: &str, value: &str) -> Result<LoadedScenario> {
+    let mut doc: Value = serde_saphyr::from_str(&loaded.text)
+        .map_err(|e| HarnessError::BadInput(format!("{}: {e}", loaded.path.display())))?;
+    let cluster = doc
+        .get_mut("cluster")
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| {
+            HarnessError::BadInput(format!("{}: no cluster section", loaded.path.display()))
+        })?;
+    let env = cluster.entry("environment").or_insert_with(|| json!({}));
+    if !env.is_object() {
+        *env = json!({});
+    }
+    env[key] = Value::String(value.to_string());
+    let body = serde_saphyr::to_string(&doc)
+        .map_err(|e| HarnessError::infra(format!("cannot write the scenario with {key}: {e}")))?;
+    let text = format!(
+        "# {} as `chaos compare` played it with set:{key}={value} (cluster.environment {key} on every node; comments dropped)\n{body}",
+        loaded.path.display()
+    );
+    scenario::load_text(&loaded.path, text, Default::default()).map_err(HarnessError::Scenario)
+}
+
+/// The scenario on an Ozone image: every node of its profile whose image is an Ozone image
+/// (chaos-ozone:*, or OZONE_IMAGE's) runs `tag` instead.
+fn on_image(path: &Path, tag: &str) -> Result<LoadedScenario> {
+    let mut loaded = scenario::load(path).map_err(HarnessError::Scenario)?;
+    let user = std::env::var("OZONE_IMAGE").ok();
+    let mut replaced = 0;
+    for service in loaded.compose.services.values_mut() {
+        if let Some(image) = &mut service.image {
+            if image.starts_with("chaos-ozone:") || Some(image.as_str()) == user.as_deref() {
+                *image = tag.to_string();
+                replaced += 1;
+            }
+        }
+    }
+    if replaced == 0 {
+        return Err(HarnessError::BadInput(format!(
+            "{}: no node runs an Ozone image (chaos-ozone:*), so an Ozone build changes nothing",
+            path.display()
+        )));
+    }
+    Ok(loaded)
+}
+
+pub async fn compare(options: &CompareOptions, interrupt: CancellationToken) -> Result<i32> {
+    let started = Instant::now();
+    if options.builds.len() != 2 {
+        return Err(HarnessError::BadInput(format!(
+            "chaos compare needs two builds, --build A (the one with the bug) --build B (the fix); got {}",
+            options.builds.len()
+        )));
+    }
+    if options.seeds.is_empty() {
+        return Err(HarnessError::BadInput("--seeds names no seed".into()));
+    }
+    let base = scenario::load(&options.scenario).map_err(HarnessError::Scenario)?;
+    let system = base.spec.system.value.clone();
+    let mut builds = Vec::new();
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for text in &options.builds {
+        let build = Build::parse(text).map_err(HarnessError::BadInput)?;
+        if build.is_ozone() && system != "ozone" {
+            return Err(HarnessError::BadInput(format!(
+                "--build {text} is an Ozone build, and {} plays {system} (for other systems: set:KEY=VALUE)",
+                options.scenario.display()
+            )));
+        }
+        match &build {
+            Build::Patched(v, patches) => ozone_build::check_patch_args(v, patches)?,
+            Build::Dist(path) => drop(ozone_build::find_dist(path)?),
+            _ => {}
+        }
+        let identity = build.identity()?;
+        if let Some((other, _)) = seen.iter().find(|(_, i)| *i == identity) {
+            return Err(HarnessError::BadInput(format!(
+                "--build {text} is the same build as --build {other}: nothing to compare"
+            )));
+        }
+        if seen
+            .iter()
+            .any(|(t, _)| folder_name(t) == folder_name(text))
+        {
+            return Err(HarnessError::BadInput(format!(
+                "--build {text}: two builds with the same folder name {}",
+                folder_name(text)
+            )));
+        }
+        seen.push((text.clone(), identity));
+        builds.push((text.clone(), build));
+    }
+
+    // Every image first: a build that fails stops the comparison before any run.
+    let root = std::env::current_dir().unwrap_or_default();
+    let mut sides = Vec::new();
+    for (label, build) in &builds {
+        let image = match build {
+            Build::Set(..) => None,
+            _ => {
+                let docker = docker::connect().await?;
+                Some(match build {
+                    Build::Release(v) => ozone_build::ensure_release(&docker, &root, v).await?,
+                    Build::Patched(v, p) => {
+                        ozone_build::ensure_patched(&docker, &root, v, p, false).await?
+                    }
+                    Build::Dist(path) => {
+                        ozone_build::ensure_dist(&docker, &root, path, false).await?
+                    }
+                    Build::Image(tag) => {
+                        if !crate::cluster::images::exists(&docker, tag).await {
+                            return Err(HarnessError::BadInput(format!(
+                                "--build {label}: no image {tag} here (docker load it, or build it with chaos images build ozone)"
+                            )));
+                        }
+                        tag.clone()
+                    }
+                    Build::Set(..) => unreachable!(),
+                })
+            }
+        };
+        let loaded = match (build, &image) {
+            (Build::Set(k, v), _) => with_setting(&base, k, v)?,
+            (_, Some(tag)) => on_image(&options.scenario, tag)?,
+            _ => unreachable!(),
+        };
+        if let Some(tag) = &image {
+            eprintln!("build {label}: image {tag}");
+        }
+        sides.push(Side {
+            label: label.clone(),
+            folder: folder_name(label),
+            image,
+            loaded,
+            tally: Tally::default(),
+            runs: Vec::new(),
+        });
+    }
+
+    let now = time::OffsetDateTime::now_utc();
+    let stamp = now
+        .format(time::macros::format_description!(
+            "[year][month][day]T[hour][minute][second]Z"
+        ))
+        .unwrap_or_default();
+    let dir = options
+        .out
+        .join("compare")
+        .join(&base.spec.name)
+        .join(&stamp);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| HarnessError::infra(format!("cannot create {}: {e}", dir.display())))?;
+    eprintln!(
+        "comparing {} on {} and {} over {} seed(s) -> {}",
+        base.spec.name,
+        sides[0].label,
+        sides[1].label,
+        options.seeds.len(),
+        dir.display()
+    );
+    let mut interrupted = false;
+    'seeds: for seed in &options.seeds {
+        for side in sides.iter_mut() {
+            let run_dir = dir.join(&side.folder).join(format!("s{seed}"));
+            let run_options = crate::run::RunOptions {
+                seed: Some(*seed),
+                out: options.out.clone(),
+                ready_timeout: options.ready_timeout,
+                expect: None,
+                folder: Some(run_dir.clone()),
+                replay_of: None,
+            };
+            let run_started = Instant::now();
+            let (class, line, folder) =
+                match crate::run::run_scenario(&side.loaded, &run_options, interrupt.clone()).await
+                {
+                    Ok(outcome) => {
+                        let result =
+                            crate::run_folder::read_object(&outcome.run_dir, "result.json")
+                                .unwrap_or_default();
+                        let class = if outcome.exit_code == EXIT_INTERRUPTED {
+                            interrupted = true;
+                            Class::Error
+                        } else {
+                            Class::of_result(&result)
+                        };
+                        (class, outcome.summary, outcome.run_dir)
+                    }
+                    Err(e) => {
+                        interrupted |= e.exit_code() == EXIT_INTERRUPTED;
+                        let first = e.to_string().lines().next().unwrap_or_default().to_string();
+                        eprintln!("error: {e}");
+                        (Class::Error, first, run_dir)
+                    }
+                };
+            let seconds = run_started.elapsed().as_secs_f64();
+            let build = json!({ "build": side.label, "image": side.image });
+            let _ = std::fs::write(
+                folder.join("build.json"),
+                serde_json::to_string_pretty(&build).unwrap_or_default(),
+            );
+            println!("[{}] seed {seed}: {} ({line})", side.label, class.word());
+            side.tally.add(class, seconds);
+            side.runs.push(json!({
+                "seed": seed,
+                "class": class,
+                "folder": folder.strip_prefix(&dir).unwrap_or(&folder),
+                "seconds": seconds,
+                "summary": line,
+            }));
+            if interrupted {
+                break 'seeds;
+            }
+        }
+    }
+
+    let preconditions = !base.spec.reached.is_empty();
+    let (confirmed, conclusion) = conclude(
+        (&sides[0].label, &sides[0].tally),
+        (&sides[1].label, &sides[1].tally),
+        preconditions,
+    );
+    let wall = started.elapsed().as_secs_f64();
+    let rows: Vec<(String, Tally)> = sides
+        .iter()
+        .map(|s| (s.label.clone(), s.tally.clone()))
+        .collect();
+    println!(
+        "\n{} on each build (95% intervals, Wilson):",
+        base.spec.name
+    );
+    print!(
+        "{}",
+        crate::rates::table(&rows).replacen("scenario", "build   ", 1)
+    );
+    println!("{conclusion}");
+    println!(
+        "wall time {:.0} s ({} runs); {}",
+        wall,
+        sides.iter().map(|s| s.tally.runs).sum::<u32>(),
+        dir.join("index.html").display()
+    );
+    let code = if interrupted {
+        EXIT_INTERRUPTED
+    } else if confirmed {
+        EXIT_OK
+    } else if sides.iter().any(|s| s.tally.count(Class::Error) > 0) {
+        EXIT_INFRA
+    } else {
+        EXIT_VIOLATION
+    };
+    let record = json!({
+        "scenario": base.spec.name,
+        "scenario_path": options.scenario,
+        "started": now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
+        "seeds": options.seeds,
+        "preconditions": preconditions,
+        "wall_s": wall,
+        "confirmed": confirmed,
+        "conclusion": conclusion,
+        "exit_code": code,
+        "builds": sides.iter().map(|s| json!({
+            "build": s.label,
+            "folder": s.folder,
+            "image": s.image,
+            "counts": s.tally.counts.iter().map(|(c, n)| (c.word().to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
+            "runs": s.runs,
+        })).collect::<Vec<_>>(),
+    });
+    let io =
+        |e: std::io::Error| HarnessError::infra(format!("cannot write {}: {e}", dir.display()));
+    std::fs::write(
+        dir.join("compare.json"),
+        serde_json::to_string_pretty(&record).unwrap_or_default(),
+    )
+    .map_err(io)?;
+    std::fs::write(dir.join("index.html"), page(&record).into_string()).map_err(io)?;
+    Ok(code)
+}
+
+const CSS: &str = r#"body{margin:0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#f7f8fa}
+header{background:#111827;color:#fff;padding:.8em 1.5em}header h1{margin:0;font-size:1.3em}
+main{max-width:1200px;margin:0 auto;padding:1em 1.5em}h2{font-size:1.1em;margin:1.2em 0 .4em}
+table{border-collapse:collapse;background:#fff;border:1px solid #e4e7ec}
+td,th{border-bottom:1px solid #e4e7ec;padding:.35em .7em;text-align:left;vertical-align:top}th{color:#475467;background:#f9fafb}
+td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
+.yes{color:#2f8f46;font-weight:600}.no{color:#d0212b;font-weight:600}.muted{color:#667085}a{color:#1d4ed8}
+.c-confirmed,.c-violated{color:#d0212b}.c-held,.c-passed{color:#2f8f46}"#;
+
+/// The comparison page, from compare.json's record alone; links are relative.
+fn page(record: &Value) -> Markup {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let builds: Vec<&Value> = record["builds"].as_array().into_iter().flatten().collect();
+    let tally_of = |b: &Value| {
+        let mut t = Tally::default();
+        for run in b["runs"].as_array().into_iter().flatten() {
+            let class: Class = serde_json::from_value(run["class"].clone()).unwrap_or(Class::Error);
+            t.add(class, run["seconds"].as_f64().unwrap_or(0.0));
+        }
+        t
+    };
+    let tallies: Vec<Tally> = builds.iter().map(|b| tally_of(b)).collect();
+    let columns: Vec<Class> = Class::ALL
+        .into_iter()
+        .filter(|c| {
+            [
+                Class::Confirmed,
+                Class::Held,
+                Class::NotReached,
+                Class::Error,
+            ]
+            .contains(c)
+                || tallies.iter().any(|t| t.count(*c) > 0)
+        })
+        .collect();
+    let seeds: Vec<u64> = record["seeds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_u64)
+        .collect();
+    let run_of = |b: &Value, seed: u64| -> Option<Value> {
+        b["runs"]
+            .as_array()?
+            .iter()
+            .find(|r| r["seed"].as_u64() == Some(seed))
+            .cloned()
+    };
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+                link rel="icon" href="data:,";
+                title { "chaos compare: " (text(&record["scenario"])) }
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                header { h1 { "chaos compare: " (text(&record["scenario"])) } }
+                main {
+                    p class=(if record["confirmed"].as_bool() == Some(true) { "yes" } else { "no" }) { (text(&record["conclusion"])) }
+                    p.muted {
+                        "Started " (text(&record["started"])) "; " (seeds.len()) " seed(s); wall time "
+                        (format!("{:.0} s", record["wall_s"].as_f64().unwrap_or(0.0)))
+                        "; exit " (record["exit_code"]) ". "
+                        @if record["preconditions"].as_bool() == Some(true) {
+                            "The scenario declares preconditions: the bug is confirmed on a build when it shows with every precondition reached, and held when every precondition is reached and it does not."
+                        } @else {
+                            "The scenario declares no preconditions: violated or passed."
+                        }
+                    }
+                    h2 { "Per build" }
+                    table {
+                        thead { tr { th { "build" } th { "image" } th { "runs" } @for c in &columns { th { (c.word()) } } th { "median run" } } }
+                        tbody {
+                            @for (b, t) in builds.iter().zip(&tallies) {
+                                tr {
+                                    td { (text(&b["build"])) }
+                                    td { (b["image"].as_str().unwrap_or("(the scenario's)")) }
+                                    td.num { (t.runs) }
+                                    @for c in &columns { td.num { (share(t.count(*c), t.runs)) } }
+                                    td.num { (format!("{:.0} s", t.median_seconds())) }
+                                }
+                            }
+                        }
+                    }
+                    h2 { "Per seed" }
+                    table {
+                        thead { tr { th { "seed" } @for b in &builds { th { (text(&b["build"])) } } } }
+                        tbody {
+                            @for seed in &seeds {
+                                tr {
+                                    td.num { (seed) }
+                                    @for b in &builds {
+                                        td {
+                                            @if let Some(run) = run_of(b, *seed) {
+                                                @let class = text(&run["class"]);
+                                                span class={"c-" (class)} { (class.replace('-', " ")) } " "
+                                                a href={(text(&run["folder"])) "/index.html"} { "report" } " "
+                                                span.muted { (format!("{:.0} s", run["seconds"].as_f64().unwrap_or(0.0))) }
+                                            } @else { span.muted { "not played" } }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    p.muted { a href="compare.json" { "compare.json" } }
+                }
+            }
+        }
+    }
+}
+
+/// One comparison under a folder of reports, for the index of runs.
+pub struct Listed {
+    /// Relative path of the comparison folder.
+    pub href: String,
+    pub record: Value,
+}
+
+/// Comparison folders (those with a compare.json) under `dir`, newest first.
+pub fn find(dir: &Path) -> Vec<Listed> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((d, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut subdirs = Vec::new();
+        let mut found = false;
+        for e in entries.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() && !ft.is_symlink() {
+                subdirs.push(e.path());
+            } else if ft.is_file() && e.file_name() == "compare.json" {
+                found = true;
+            }
+        }
+        if found {
+            let record = crate::report::load::read_inside(&d, "compare.json")
+                .and_then(|t| serde_json::from_str(&t).ok());
+            if let (Some(record), Ok(rel)) = (record, d.strip_prefix(dir)) {
+                out.push(Listed {
+                    href: rel
+                        .components()
+                        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                        .collect::<Vec<_>>()
+                        .join("/"),
+                    record,
+                });
+            }
+            continue;
+        }
+        if depth < 8 {
+            stack.extend(subdirs.into_iter().map(|s| (s, depth + 1)));
+        }
+    }
+    out.sort_by(|a, b| {
+        b.record["started"]
+            .as_str()
+            .cmp(&a.record["started"].as_str())
+    });
+    out
+}
+
+/// The index's table of comparisons (nothing when there is none).
+pub fn index_section(list: &[Listed]) -> Markup {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    html! {
+        @if !list.is_empty() {
+            h2 { "Comparisons" }
+            table.rates {
+                thead { tr { th { "started (UTC)" } th { "scenario" } th { "builds" } th { "seeds" } th { "conclusion" } th { "wall time" } th { "page" } } }
+                tbody {
+                    @for c in list {
+                        @let r = &c.record;
+                        tr {
+                            td.num { (text(&r["started"]).get(..19).unwrap_or_default().replace('T', " ")) }
+                            td { (text(&r["scenario"])) }
+                            td { @for (i, b) in r["builds"].as_array().into_iter().flatten().enumerate() { @if i > 0 { br; } (text(&b["build"])) } }
+                            td.num { (r["seeds"].as_array().map_or(0, Vec::len)) }
+                            td.head { (text(&r["conclusion"])) }
+                            td.num { (format!("{:.0} s", r["wall_s"].as_f64().unwrap_or(0.0))) }
+                            td { a href={(c.href) "/index.html"} { "comparison" } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_parse() {
+        assert_eq!(Build::parse("2.2.0"), Ok(Build::Release("2.2.0".into())));
+        assert_eq!(
+            Build::parse("2.2.0+fixes/a.patch+b.patch"),
+            Ok(Build::Patched(
+                "2.2.0".into(),
+                vec!["fixes/a.patch".into(), "b.patch".into()]
+            ))
+        );
+        assert_eq!(Build::parse("dist:/x/y"), Ok(Build::Dist("/x/y".into())));
+        assert_eq!(
+            Build::parse("image:apache/ozone:2.1.1"),
+            Ok(Build::Image("apache/ozone:2.1.1".into()))
+        );
+        assert_eq!(
+            Build::parse("set:APPENDFSYNC=always"),
+            Ok(Build::Set("APPENDFSYNC".into(), "always".into()))
+        );
+        assert!(Build::parse("set:=x").is_err());
+        assert!(Build::parse("master").is_err());
+        assert!(Build::parse("2.2.0+").is_err());
+        assert_eq!(folder_name("2.2.0+fixes/X.patch"), "2.2.0+fixes_X.patch");
+        assert_eq!(folder_name("set:APPENDFSYNC=no"), "set_APPENDFSYNC=no");
+    }
+
+    #[test]
+    fn conclusions() {
+        let tally = |classes: &[Class]| {
+            let mut t = Tally::default();
+            for c in classes {
+                t.add(*c, 1.0);
+            }
+            t
+        };
+        let a = tally(&[Class::Confirmed; 10]);
+        let b = tally(&[Class::Held; 10]);
+        assert_eq!(
+            conclude(("A", &a), ("B", &b), true),
+            (
+                true,
+                "fix confirmed: confirmed on A in 10 of 10 seeds, held on B in 10 of 10".into()
+            )
+        );
+        let mut b2 = tally(&[Class::Held; 8]);
+        b2.add(Class::Confirmed, 1.0);
+        b2.add(Class::Confirmed, 1.0);
+        let (ok, line) = conclude(("A", &a), ("B", &b2), true);
+        assert!(!ok);
+        assert_eq!(line, "not confirmed: B confirmed in 2 of 10");
+        let v = tally(&[Class::Violated, Class::Violated]);
+        let p = tally(&[Class::Passed, Class::Passed]);
+        assert!(conclude(("no", &v), ("always", &p), false).0);
+        let (ok, line) = conclude(("no", &p), ("always", &p), false);
+        assert!(!ok && line.contains("no passed in 2 of 2"), "{line}");
+    }
+}
