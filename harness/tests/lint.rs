@@ -132,7 +132,27 @@ fn broken_scenarios_are_located_and_rejected() {
         ),
         (
             "duplicate-key.yaml",
-            "10:1: `name` is given twice in one mapping",
+            "10:1: name: `name` is given twice in one mapping",
+        ),
+        (
+            "duplicate-nested-key.yaml",
+            "13:5: faults[0].do: `do` is given twice in one mapping",
+        ),
+        (
+            "every-too-often.yaml",
+            "11:5: faults[0].every: `every: 1ms` fires up to 2592000000 times in the workload's 2592000s; a scenario's `every:` steps may fire at most 100000 times in all",
+        ),
+        (
+            "name-as-list.yaml",
+            "5:9: workload.kind: expected a name, or a mapping { name: settings }",
+        ),
+        (
+            "target-as-number.yaml",
+            "13:5: faults[0].target: found integer `5`, expected a node name",
+        ),
+        (
+            "tiny-rate.yaml",
+            "6:9: workload.rate: `1e-300/s` is not a rate; expected a plain number per s, m or h, from 1/h to 1000000/s",
         ),
         (
             "two-documents.yaml",
@@ -147,8 +167,24 @@ fn broken_scenarios_are_located_and_rejected() {
             line.contains(&format!("{file}:{expected}")),
             "{file}: got `{line}`"
         );
+        for words in LIBRARY_WORDS {
+            assert!(!out.contains(words), "{file}: {out}");
+        }
     }
 }
+
+/// The parser's and serde's words, and the internal `.value` of a key path, that a scenario's
+/// author must never read.
+const LIBRARY_WORDS: &[&str] = &[
+    "Option<",
+    "DuplicateKeyPolicy",
+    "from_str_multiple",
+    "budget breached",
+    "externally tagged",
+    "invalid type",
+    ".value",
+    ": ?",
+];
 
 /// The errnos lint accepts are the ones chaosfs injects (its parse_errno's names), so a scenario
 /// that lints is never refused by chaosfs mid-run.
@@ -172,7 +208,14 @@ fn inputs_that_are_no_scenario_get_one_line() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("null-name.yaml"), "name: ~\n").unwrap();
     std::fs::write(dir.join("utf8.yaml"), b"name: t\n\xff\n").unwrap();
-    let cases: [(PathBuf, &str); 4] = [
+    // A regular file past the limit is refused unread, with the limit's number.
+    let big = "# a comment\n".repeat(400_000);
+    std::fs::write(dir.join("big.yaml"), big).unwrap();
+    let cases: [(PathBuf, &str); 5] = [
+        (
+            dir.join("big.yaml"),
+            "big.yaml: cannot read: larger than 4 MiB, the most this file may be",
+        ),
         (
             dir.join("null-name.yaml"),
             "null-name.yaml:1:7: name: needs a value here, found none (null)",
@@ -196,12 +239,7 @@ fn inputs_that_are_no_scenario_get_one_line() {
             "{}: got `{out}`",
             path.display()
         );
-        for words in [
-            "Option<",
-            "DuplicateKeyPolicy",
-            "from_str_multiple",
-            "budget breached",
-        ] {
+        for words in LIBRARY_WORDS {
             assert!(!out.contains(words), "{out}");
         }
     }

@@ -608,6 +608,14 @@ fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         })
     });
     result.map_err(|e| {
+        // A key given twice: the path names the key itself (`faults[0].do`).
+        if let serde_saphyr::Error::DuplicateMappingKey { key: Some(k), .. } = &e {
+            key_path = if key_path.is_empty() {
+                k.clone()
+            } else {
+                format!("{key_path}.{k}")
+            };
+        }
         let location = e.location().unwrap_or(Location::UNKNOWN);
         let mut message = e.render_with_formatter(&wording::ScenarioWording);
         // The rendered message repeats the position; keep only the words.

@@ -231,7 +231,12 @@ impl Rate {
     /// `200/s`, `12000/m`, `1/h`: a finite number of operations per unit, within
     /// [`MIN_RATE_PER_S`]..=[`MAX_RATE_PER_S`].
     pub fn parse(text: &str) -> Result<Rate, String> {
-        let bad = || format!("`{text}` is not a rate; expected e.g. 200/s, 30/m");
+        let bad = || {
+            format!(
+                "`{text}` is not a rate; expected a plain number per s, m or h, from 1/h to \
+                 1000000/s (e.g. 200/s, 30/m)"
+            )
+        };
         let (count, per) = text.split_once('/').ok_or_else(bad)?;
         let count = count.trim();
         // Only plain decimals: `NaN`, `inf` and `1e309` parse as floats but are no rate.

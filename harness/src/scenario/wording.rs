@@ -38,6 +38,44 @@ impl MessageFormatter for ScenarioWording {
             }
             Error::Eof { .. } => Cow::Borrowed("the file ends in the middle of a value"),
             Error::Budget { breach, .. } => Cow::Owned(budget(breach)),
+            // serde's and the parser's words for a value of the wrong shape.
+            Error::SerdeInvalidType {
+                unexpected,
+                expected,
+                ..
+            }
+            | Error::SerdeInvalidValue {
+                unexpected,
+                expected,
+                ..
+            } => Cow::Owned(format!("found {unexpected}, expected {expected}")),
+            Error::SerdeInvalidLength { len, expected, .. } => {
+                Cow::Owned(format!("found {len} values, expected {expected}"))
+            }
+            Error::ExternallyTaggedEnumExpectedScalarOrMapping { .. } => {
+                Cow::Borrowed("expected a name, or a mapping { name: settings }")
+            }
+            Error::ExpectedStringKeyForExternallyTaggedEnum { .. } => {
+                Cow::Borrowed("expected a name as the key of this mapping")
+            }
+            Error::UnexpectedValueForUnitEnumVariant { .. } => {
+                Cow::Borrowed("this name takes no settings")
+            }
+            Error::AliasReplayLimitExceeded {
+                max_total_replayed_events,
+                ..
+            } => Cow::Owned(format!(
+                "the YAML is too large for a scenario: its aliases (*name) expand to more than {max_total_replayed_events} parser events"
+            )),
+            Error::AliasExpansionLimitExceeded {
+                max_expansions_per_anchor,
+                ..
+            } => Cow::Owned(format!(
+                "the YAML is too large for a scenario: an anchor (&name) is used more than {max_expansions_per_anchor} times"
+            )),
+            Error::AliasReplayStackDepthExceeded { max_depth, .. } => Cow::Owned(format!(
+                "the YAML is too large for a scenario: aliases (*name) nest more than {max_depth} deep"
+            )),
             other => match UserMessageFormatter.format_message(other) {
                 Cow::Borrowed(text) => plain(text),
                 Cow::Owned(text) => Cow::Owned(plain(&text).into_owned()),
@@ -61,7 +99,7 @@ fn budget(breach: &BudgetBreach) -> String {
         BudgetBreach::Anchors { anchors } => past(*anchors, "anchors (&name)"),
         BudgetBreach::Depth { depth } => past(*depth, "levels of nesting"),
         BudgetBreach::Documents { documents } => past(*documents, "documents"),
-        other => format!("the YAML is too large or too complex for a scenario ({other:?})"),
+        _ => "the YAML is too large or too complex for a scenario".to_string(),
     }
 }
 
@@ -80,6 +118,7 @@ fn plain(text: &str) -> Cow<'_, str> {
             "expected sequence start",
             "expected a list ([a, b] or `- a` lines)",
         ),
+        ("expected string scalar", "expected text (one value)"),
     ];
     for (library, ours) in WORDS {
         if let Some(rest) = text.strip_prefix(library) {
