@@ -209,6 +209,7 @@ pub fn parse(text: &str) -> std::result::Result<Suite, String> {
     if suite.scenarios.is_empty() {
         return Err(": a suite needs at least one entry under `scenarios`".into());
     }
+    let mut plays = 0u64;
     for e in &suite.scenarios {
         for class in e.rate.iter().flat_map(|r| r.keys()) {
             if !crate::rates::RATE_NAMES.contains(&class.as_str()) {
@@ -239,9 +240,39 @@ pub fn parse(text: &str) -> std::result::Result<Suite, String> {
                 ));
             }
         }
+        let count = match &e.seeds {
+            Seeds::Count(n) => *n,
+            Seeds::List(l) => l.len() as u64,
+        };
+        if count > SeedRange::MAX {
+            return Err(format!(
+                ": {}: {count} seeds; an entry plays at most {} seeds",
+                e.scenario.display(),
+                SeedRange::MAX
+            ));
+        }
+        if let Seeds::Count(n) = e.seeds {
+            let first = e.first_seed.unwrap_or(1);
+            if first.checked_add(n - 1).is_none() {
+                return Err(format!(
+                    ": {}: `first_seed: {first}` and `seeds: {n}` go past the largest seed, {}",
+                    e.scenario.display(),
+                    u64::MAX
+                ));
+            }
+        }
+        plays += count;
+    }
+    if plays > MAX_PLAYS {
+        return Err(format!(
+            ": {plays} plays in all; a suite plays at most {MAX_PLAYS}"
+        ));
     }
     Ok(suite)
 }
+
+/// The most plays a suite may hold in all (each is a real run of minutes).
+pub const MAX_PLAYS: u64 = 100_000;
 
 /// Every (scenario, seed) of the suite, in the suite's order; scenario paths are resolved
 /// against the suite file's folder.
@@ -376,6 +407,21 @@ mod tests {
         assert!("4/3".parse::<Shard>().is_err());
         assert!("x".parse::<Shard>().is_err());
         assert!(parse("scenarios: []\n").is_err());
+    }
+
+    /// A count of seeds past what can be played, or past the largest seed, is refused with
+    /// its limit (it once panicked allocating 2^64 seeds, or wrapped past u64::MAX).
+    #[test]
+    fn seed_counts_have_limits() {
+        let entry = |seeds: &str| parse(&format!("scenarios:\n  - scenario: a.yaml\n{seeds}"));
+        let e = entry("    seeds: 18446744073709551615\n").unwrap_err();
+        assert!(e.contains("at most 10000 seeds"), "{e}");
+        let e = entry("    seeds: 3\n    first_seed: 18446744073709551615\n").unwrap_err();
+        assert!(e.contains("past the largest seed"), "{e}");
+        assert!(entry("    seeds: 2\n    first_seed: 18446744073709551614\n").is_ok());
+        let many = "  - scenario: a.yaml\n    seeds: 10000\n".repeat(11);
+        let e = parse(&format!("scenarios:\n{many}")).unwrap_err();
+        assert!(e.contains("at most 100000"), "{e}");
     }
 
     #[test]
