@@ -344,7 +344,15 @@ pub fn json_error_words(e: &serde_json::Error) -> String {
 /// Events of non-numeric processes (the nemesis) are skipped.
 fn parse_edn_line(line: &str, n: usize) -> Result<Option<Event>, ReadError> {
     let mut p = Edn::new(line);
-    let v = p.value(0).map_err(|m| ReadError::at(n, m))?;
+    let v = p.value(0).map_err(|m| {
+        // Where the parser stopped, in characters (the line is text; pos counts bytes).
+        let before = String::from_utf8_lossy(&line.as_bytes()[..p.pos.min(line.len())]);
+        ReadError::Line {
+            line: n,
+            column: before.chars().count() + 1,
+            message: format!("not an EDN event: {m}"),
+        }
+    })?;
     p.skip_ws();
     if p.pos < p.s.len() {
         return Err(ReadError::at(n, "trailing characters after the EDN map"));

@@ -66,6 +66,19 @@ fn usage_errors_exit_254() {
         &["no-such-command"],
         &["run", "--no-such-flag"],
         &["run", "x.yaml", "--seeds", "9..1"],
+        // Every duration flag, far past what a Duration holds: refused, never a panic.
+        &["check", "x", "--timeout", "1e400s"],
+        &["shrink", "x", "--ready-timeout", "20000000000000000000s"],
+        &[
+            "run",
+            "--replay",
+            "x",
+            "--ready-timeout",
+            "99999999999999999999999999h",
+        ],
+        // Playing nothing is no pass.
+        &["run", "x.yaml", "--repeat", "0"],
+        &["lint", ""],
     ] {
         let (code, err) = code_and_stderr(&chaos(args));
         assert_eq!(code, 254, "{args:?}: {err}");
@@ -131,6 +144,49 @@ fn a_history_with_nothing_to_check_is_an_error() {
         assert_eq!(code, 1, "{err}");
         assert!(err.contains("read as edn (--format auto)"), "{err}");
     }
+    // Every format, on what it cannot read: an error naming the file and the format tried
+    // (auto says which it took), never a pass.
+    let edn = dir.join("history.edn");
+    std::fs::write(&edn, "{:process 0, :type :invoke, :f :read, :value nil}\n").unwrap();
+    let empty = dir.join("empty.txt");
+    for (path, format, expected) in [
+        (&empty, "jsonl", "no history event could be read as jsonl"),
+        (&empty, "edn", "no history event could be read as edn"),
+        (
+            &empty,
+            "auto",
+            "no history event could be read as jsonl (detected by --format auto)",
+        ),
+        (&edn, "jsonl", "line 1, column 2: not a history event"),
+        (&jsonl, "edn", "line 1, column 40: not an EDN event: empty keyword"),
+    ] {
+        let path_text = path.to_string_lossy().into_owned();
+        let out = chaos(&["check", &path_text, "--model", "kv", "--format", format]);
+        let (code, err) = code_and_stderr(&out);
+        assert_eq!(code, 254, "{path_text} as {format}: {err}");
+        assert!(
+            err.contains(&format!("{path_text}: ")) && err.contains(expected),
+            "{path_text} as {format}: {err}"
+        );
+        if format == "auto" {
+            assert!(err.contains("read as jsonl (--format auto)"), "{err}");
+        }
+    }
+    // A history of another model's operations: the message names the file.
+    let (code, err) = code_and_stderr(&chaos(&[
+        "check",
+        &jsonl.to_string_lossy(),
+        "--model",
+        "set",
+    ]));
+    assert_eq!(code, 254, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: history does not fit model set",
+            jsonl.display()
+        )),
+        "{err}"
+    );
     // An unknown model is refused before the file is even opened.
     let (code, err) = code_and_stderr(&chaos(&["check", "/no/such/file", "--model", "nope"]));
     assert_eq!(code, 254);
@@ -147,6 +203,59 @@ fn run_folders_are_read_only_inside_themselves() {
     let (code, err) = code_and_stderr(&chaos(&["check", &run.to_string_lossy()]));
     assert_eq!(code, 254, "{err}");
     assert!(err.contains("leads out of the run folder"), "{err}");
+    // The report does not read it either, and says so rather than show an empty history.
+    let (code, err) = code_and_stderr(&chaos(&["report", &run.to_string_lossy()]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("history.jsonl: leads out of the run folder"),
+        "{err}"
+    );
+    let page = std::fs::read_to_string(run.join("index.html")).unwrap();
+    assert!(page.contains("not read: "), "the page notes it");
+    assert!(!page.contains("root:x:0:0"), "nothing of /etc/passwd");
+}
+
+/// A plan.json that is there but broken is refused by `chaos check`, not skipped (the
+/// "faults applied" check would vanish without a word).
+#[test]
+fn a_broken_plan_is_refused_by_check() {
+    let run = run_folder_copy("plan");
+    std::fs::write(run.join("plan.json"), "[]").unwrap();
+    let (code, err) = code_and_stderr(&chaos(&["check", &run.to_string_lossy()]));
+    assert_eq!(code, 254, "{err}");
+    assert!(
+        err.contains("plan.json: expected a JSON object { ... }, found a list"),
+        "{err}"
+    );
+}
+
+/// A suite whose seeds cannot be played (2^64 of them, or past the largest seed) is refused
+/// with its limit, before anything starts: it once panicked allocating them.
+#[test]
+fn a_suite_past_its_limits_is_refused() {
+    let dir = scratch("suite");
+    for (name, entry, expected) in [
+        (
+            "huge.yaml",
+            "    seeds: 18446744073709551615\n",
+            "18446744073709551615 seeds; an entry plays at most 10000 seeds",
+        ),
+        (
+            "wrap.yaml",
+            "    seeds: 3\n    first_seed: 18446744073709551615\n",
+            "go past the largest seed",
+        ),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            format!("scenarios:\n  - scenario: no-such.yaml\n{entry}"),
+        )
+        .unwrap();
+        let (code, err) = code_and_stderr(&chaos(&["run", "--suite", &path.to_string_lossy()]));
+        assert_eq!(code, 254, "{name}: {err}");
+        assert!(err.contains(expected), "{name}: {err}");
+    }
 }
 
 /// A history cut short by a harness that died mid-line is still checked, and says so; a bad
@@ -178,6 +287,12 @@ fn a_cut_history_is_still_checkable() {
     let page = std::fs::read_to_string(run.join("index.html")).unwrap();
     // Line 6 completes the operation whose invocation line 5 lost.
     assert!(page.contains("lines 5, 6 of history.jsonl could not be read"));
+    // The terminal is told too, with the lines.
+    let (_, err) = code_and_stderr(&out);
+    assert!(
+        err.contains("lines 5, 6 of history.jsonl could not be read"),
+        "{err}"
+    );
 }
 
 /// A result.json that is no object is refused, not rendered as "nil: nil".

@@ -641,6 +641,13 @@ pub fn check_path(
         )
     };
     let run_dir = path.is_dir().then_some(path);
+    // A plan.json that is there must read: a broken one would drop the "faults applied" check
+    // without a word.
+    if let Some(dir) = run_dir {
+        if std::fs::symlink_metadata(dir.join("plan.json")).is_ok() {
+            crate::run_folder::read_object(dir, "plan.json")?;
+        }
+    }
     let mut results = run_checks(&history, &checks, timeout, run_dir)
         .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
     results.extend(run_dir.and_then(fault_steps_check));

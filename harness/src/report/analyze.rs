@@ -367,6 +367,7 @@ mod tests {
             ],
             logs: Vec::new(),
             bad_lines: Vec::new(),
+            unread: Vec::new(),
             shrink: None,
         };
         let (marks, segments) = lifecycle(&run, &["om3".to_string()], 100);

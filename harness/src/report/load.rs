@@ -95,6 +95,9 @@ pub struct RunFolder {
     pub logs: Vec<NodeLog>,
     /// Lines of history.jsonl that could not be read.
     pub bad_lines: Vec<usize>,
+    /// Files of the folder that are there but were not read, and why (a link that leads out
+    /// of the folder, a file too large): the report says so rather than show them as empty.
+    pub unread: Vec<String>,
     /// shrink/shrink.json, once `chaos shrink` has looked for a smaller schedule.
     pub shrink: Option<Value>,
 }
@@ -115,9 +118,20 @@ pub fn load(dir: &Path) -> Result<RunFolder> {
     }
     let mut result = crate::run_folder::read_object(dir, "result.json")?;
     redact_value(&mut result);
-    let scenario = redact(&read_inside(dir, "scenario.yaml").unwrap_or_default());
-    let (ops, bad_lines) = parse_history(&read_inside(dir, "history.jsonl").unwrap_or_default());
-    let faults = read_inside(dir, "faults.jsonl")
+    let mut unread = Vec::new();
+    let mut read_noting = |rel: &str| match crate::run_folder::read(dir, rel) {
+        Ok(text) => Some(text),
+        Err(e) => {
+            // A file that is simply missing is no news; one that is there and refused is.
+            if std::fs::symlink_metadata(dir.join(rel)).is_ok() {
+                unread.push(e.to_string());
+            }
+            None
+        }
+    };
+    let scenario = redact(&read_noting("scenario.yaml").unwrap_or_default());
+    let (ops, bad_lines) = parse_history(&read_noting("history.jsonl").unwrap_or_default());
+    let faults = read_noting("faults.jsonl")
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -135,6 +149,7 @@ pub fn load(dir: &Path) -> Result<RunFolder> {
         faults,
         logs,
         bad_lines,
+        unread,
         shrink: read_inside(dir, "shrink/shrink.json").and_then(|t| serde_json::from_str(&t).ok()),
     })
 }

@@ -29,6 +29,9 @@ pub struct Rendered {
     pub summary: Value,
     /// One line for stdout.
     pub line: String,
+    /// What of the folder could not be read (lines of history.jsonl, refused files), for
+    /// stderr: the report leaves them out.
+    pub notes: Vec<String>,
 }
 
 /// Renders a run folder without writing anything.
@@ -126,11 +129,19 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         "confirmation_sentence": r["confirmation_sentence"],
         "preconditions": r["preconditions"],
     });
+    let mut notes = run.unread.clone();
+    if !run.bad_lines.is_empty() {
+        notes.push(format!(
+            "{folder}: {} (left out of the report)",
+            page::bad_lines_sentence(&run.bad_lines)
+        ));
+    }
     Ok(Rendered {
         html,
         junit,
         summary,
         line,
+        notes,
     })
 }
 
@@ -153,6 +164,9 @@ pub fn preconditions(result: &Value) -> Vec<(String, bool, String)> {
 /// Writes index.html, junit.xml and report.json into the run folder; returns the one-line summary.
 pub fn render(run_dir: &Path) -> Result<String> {
     let out = render_folder(run_dir)?;
+    for note in &out.notes {
+        eprintln!("note: {note}");
+    }
     let write = |name: &str, body: &[u8]| {
         std::fs::write(run_dir.join(name), body)
             .map_err(|e| HarnessError::infra(format!("cannot write {name}: {e}")))

@@ -191,6 +191,9 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                 @if !m.run.bad_lines.is_empty() {
                     li { span.badge.v-unknown { "note" } " " (bad_lines_sentence(&m.run.bad_lines)) }
                 }
+                @for note in &m.run.unread {
+                    li { span.badge.v-unknown { "note" } " not read: " (note) }
+                }
             }
             div.facts {
                 dl {
@@ -661,7 +664,7 @@ fn by_fault(rows: &[LostRow]) -> Vec<(String, Vec<&LostRow>)> {
 }
 
 /// "line 5 of history.jsonl could not be read", "lines 5, 9 and 3 more ...".
-fn bad_lines_sentence(lines: &[usize]) -> String {
+pub(crate) fn bad_lines_sentence(lines: &[usize]) -> String {
     let shown: Vec<String> = lines.iter().take(5).map(usize::to_string).collect();
     let more = lines.len().saturating_sub(shown.len());
     let list = if more > 0 {
