@@ -7,9 +7,10 @@
 //! `FUZZ_CASES` sets the inputs per target: 1,000 by default (`scripts/test`, CI), 100,000 in
 //! the nightly suite (`FUZZ_CASES=100000 cargo test --release -p chaos --test fuzz`).
 //!
-//! Targets: the scenario loader with its compose file, the compose reader, the command line's
-//! value parsers (durations, rates, offsets, ranges, seeds, shards, suites), the history
-//! readers, and the run-folder readers of check, report, replay and shrink.
+//! Targets: the scenario loader with its compose file (the shipped scenarios' `reached:` and
+//! `lasts-past` included), the compose reader, the command line's value parsers (durations,
+//! rates, offsets, ranges, seeds, shards), the suite reader, the history readers, and the
+//! run-folder readers of check, report, replay and shrink.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -42,13 +43,17 @@ fn config() -> ProptestConfig {
     }
 }
 
-/// Every shipped scenario and every broken one of the lint tests, with its path (a mutated
-/// scenario is loaded as if it were that file, so its compose file is found the same way).
+/// Every shipped scenario, every broken one of the lint tests and every input that once
+/// crashed, with its path (a mutated scenario is loaded as if it were that file, so its compose
+/// file is found the same way).
 fn scenario_corpus() -> &'static [(PathBuf, String)] {
     static CORPUS: OnceLock<Vec<(PathBuf, String)>> = OnceLock::new();
     CORPUS.get_or_init(|| {
         let mut out = Vec::new();
-        let mut dirs = vec![repo().join("harness/tests/bad-scenarios")];
+        let mut dirs = vec![
+            repo().join("harness/tests/bad-scenarios"),
+            repo().join("harness/tests/fuzz-regressions"),
+        ];
         for system in std::fs::read_dir(repo().join("scenarios"))
             .unwrap()
             .flatten()
@@ -317,6 +322,20 @@ proptest! {
             let text = recorded.scenario_text(&recorded.schedule, "# fuzz\n");
             let _ = scenario::load_text(&recorded.scenario_path, text, LoadOptions::default());
         }
+        // Only a case that panicked keeps its folder (100,000 copies would fill the disk).
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A mutated suite file parses or is refused; one that parses expands into its plays.
+    #[test]
+    fn suite_reader(edits in edits(), shard in 1usize..4) {
+        static TEXT: OnceLock<String> = OnceLock::new();
+        let text = TEXT.get_or_init(|| std::fs::read_to_string(repo().join("suites/nightly.yaml")).unwrap());
+        if let Ok(suite) = chaos::suite::parse(&apply(text, &edits)) {
+            let plays = chaos::suite::expand(&suite, &repo().join("suites"));
+            let shard: chaos::suite::Shard = format!("{shard}/3").parse().unwrap();
+            let _ = plays.iter().enumerate().filter(|(i, _)| shard.keeps(*i)).count();
+        }
     }
 }
 
@@ -422,6 +441,17 @@ fn inputs_that_once_crashed() {
             continue;
         };
         let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy();
+        if name.ends_with(".suite.yaml") {
+            // A suite file: refused with the limit it passed.
+            let e = chaos::suite::parse(&text).expect_err("refused");
+            assert!(
+                e.contains("at most") || e.contains("largest"),
+                "{name}: {e}"
+            );
+            seen += 1;
+            continue;
+        }
         match ext {
             "yaml" => {
                 let errors =
