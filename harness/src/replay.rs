@@ -186,6 +186,9 @@ pub struct RecordedRun {
     /// When the first linearizability violation's witness completed, since the workload
     /// began: a fault that started later cannot have caused it.
     pub violation_at: Option<Duration>,
+    /// Whether the run reached every precondition of its `reached:` and found a violation: a
+    /// smaller schedule must then reach them too (shrink).
+    pub confirmed: bool,
 }
 
 fn missing(dir: &Path, what: &str) -> HarnessError {
@@ -266,6 +269,7 @@ impl RecordedRun {
         let violation_at = first_violation(&result)
             .map(|t| Duration::from_nanos(t.saturating_sub(workload_started)));
         Ok(RecordedRun {
+            confirmed: result["confirmation"] == "confirmed",
             dir: dir.to_path_buf(),
             name,
             seed,
@@ -308,7 +312,111 @@ impl RecordedRun {
             faults.push_str(&step.yaml());
         }
         text = set_top_level(&text, "faults", &faults);
+        let renumber = StepRenumbering::new(schedule);
+        if self.value["reached"].is_object() {
+            let mut reached = self.value["reached"].clone();
+            renumber.apply(&mut reached);
+            text = set_top_level(&text, "reached", &format!("reached: {reached}\n"));
+        }
+        if let Some(step) = self.value["workload"]["lasts-past"]["step"].as_u64() {
+            let mut workload =
+                serde_saphyr::from_str::<Value>(&text).unwrap_or_default()["workload"].clone();
+            workload["lasts-past"]["step"] = json!(renumber.last(step as usize).unwrap_or(0));
+            text = set_top_level(&text, "workload", &format!("workload: {workload}\n"));
+        }
         format!("{header}{text}")
+    }
+
+    /// The recorded steps that `reached:` and `workload.lasts-past` name and that `schedule`
+    /// no longer plays: a candidate without them cannot reach the same situation.
+    pub fn named_steps_dropped(&self, schedule: &Schedule) -> Vec<usize> {
+        let mut named = Vec::new();
+        if let Some(reached) = self.value["reached"].as_object() {
+            for p in reached.values() {
+                StepRenumbering::collect(p, &mut named);
+            }
+        }
+        named.extend(
+            self.value["workload"]["lasts-past"]["step"]
+                .as_u64()
+                .map(|s| s as usize),
+        );
+        named.sort_unstable();
+        named.dedup();
+        named.retain(|s| !schedule.steps.iter().any(|c| c.step == *s));
+        named
+    }
+}
+
+/// A concrete schedule plays each firing of a recorded step as a step of its own, so the step
+/// numbers a scenario's `reached:` names change: "step N applied", "during N" and "before N"
+/// become the first concrete step from N, "after N" (once it is over) the last.
+struct StepRenumbering(Vec<usize>);
+
+/// The keys of a `reached:` predicate that name a step, and whether they mean its end.
+const STEP_KEYS: &[(&str, bool)] = &[
+    ("step", false),
+    ("during", false),
+    ("invoked-before", false),
+    ("answered-before", false),
+    ("answered-after-applied", false),
+    ("after-step", true),
+    ("invoked-after", true),
+    ("answered-after", true),
+];
+
+impl StepRenumbering {
+    fn new(schedule: &Schedule) -> StepRenumbering {
+        StepRenumbering(schedule.steps.iter().map(|c| c.step).collect())
+    }
+
+    fn first(&self, recorded: usize) -> Option<usize> {
+        self.0.iter().position(|s| *s == recorded)
+    }
+
+    fn last(&self, recorded: usize) -> Option<usize> {
+        self.0.iter().rposition(|s| *s == recorded)
+    }
+
+    /// Renumbers every step a predicate (or a nested filter of it) names, in place.
+    fn apply(&self, value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map.iter_mut() {
+                    let end = STEP_KEYS
+                        .iter()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, end)| *end);
+                    match (end, v.as_u64()) {
+                        (Some(end), Some(n)) => {
+                            let n = n as usize;
+                            let new = if end { self.last(n) } else { self.first(n) };
+                            // Dropped steps are refused before a candidate plays
+                            // (named_steps_dropped); keep the number as it was.
+                            *v = json!(new.unwrap_or(n));
+                        }
+                        _ => self.apply(v),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| self.apply(v)),
+            _ => {}
+        }
+    }
+
+    fn collect(value: &Value, out: &mut Vec<usize>) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map {
+                    match (STEP_KEYS.iter().any(|(k, _)| k == key), v.as_u64()) {
+                        (true, Some(n)) => out.push(n as usize),
+                        _ => StepRenumbering::collect(v, out),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| StepRenumbering::collect(v, out)),
+            _ => {}
+        }
     }
 }
 
@@ -626,5 +734,38 @@ mod tests {
             plan.steps[1].firings[0].then.as_ref().unwrap().after,
             Some(Duration::from_secs(5))
         );
+    }
+
+    #[test]
+    fn preconditions_follow_their_steps_into_the_concrete_schedule() {
+        // Recorded steps 0 (every: two firings played) and 1: the concrete steps are 0, 1
+        // (from step 0) and 2 (from step 1).
+        let (plan, events, scenario) = recorded();
+        let mut steps = concrete_steps(&plan, &events, &scenario, 1_000_000_000).unwrap();
+        steps.swap(1, 2);
+        let renumber = StepRenumbering(steps.iter().map(|c| c.step).collect());
+        let mut reached = json!({
+            "a": {"step": 0, "undone": true},
+            "b": {"log": {"regex": "x", "after-step": 0}},
+            "c": {"resent": {"first": {"answered-before": 1}, "again": {"invoked-after": 1}}},
+            "d": {"history": {"during": 1, "at-least": 5}},
+        });
+        renumber.apply(&mut reached);
+        assert_eq!(reached["a"]["step"], 0, "applied: the first firing");
+        assert_eq!(
+            reached["b"]["log"]["after-step"], 1,
+            "over: the last firing"
+        );
+        assert_eq!(reached["c"]["resent"]["first"]["answered-before"], 2);
+        assert_eq!(reached["c"]["resent"]["again"]["invoked-after"], 2);
+        assert_eq!(reached["d"]["history"]["during"], 2);
+        assert_eq!(reached["d"]["history"]["at-least"], 5, "not a step");
+        let mut named = Vec::new();
+        StepRenumbering::collect(
+            &json!({"x": {"step": 3}, "y": {"history": {"during": 1, "at-least": 7}}}),
+            &mut named,
+        );
+        named.sort_unstable();
+        assert_eq!(named, [1, 3]);
     }
 }

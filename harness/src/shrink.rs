@@ -11,7 +11,9 @@
 //! 6. half the processes, then half the rate.
 //!
 //! A candidate fails when the same check finds a violation (for linearizability, on any key)
-//! in `need` of `repeats` runs. The smallest failing schedule is written as a plain scenario,
+//! in `need` of `repeats` runs, and, when the run was confirmed (every `reached:` precondition
+//! reached), when it is confirmed too; a candidate that drops a step the preconditions name is
+//! refused without a play. The smallest failing schedule is written as a plain scenario,
 //! RUN_DIR/shrink/minimal.yaml, which is then played as it is `confirm` times to say how
 //! reproducible it is; shrink.json and the run's report compare the two schedules.
 
@@ -405,6 +407,19 @@ impl Shrinker<'_> {
             };
         let (mut failures, mut plays, mut folders) = (0, 0, Vec::new());
         let need = self.options.need;
+        let dropped = self.run.named_steps_dropped(&candidate);
+        if !dropped.is_empty() {
+            // Without a step its preconditions name, a candidate cannot reach the situation
+            // the run confirmed: refused without a play.
+            println!(
+                "{number:>5}  {:>5}  {:>6}  {:<34}  {label} (refused: drops step {} that `reached:` names)",
+                candidate.steps.len(),
+                "-",
+                candidate.workload.describe(),
+                dropped.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")
+            );
+            return Tried::Passes;
+        }
         let verdict = loop {
             if failures >= need {
                 break Tried::Fails;
@@ -492,12 +507,16 @@ impl Shrinker<'_> {
         }
         let result: Value = crate::run_folder::read_object(&self.dir.join(folder), "result.json")
             .unwrap_or_default();
-        Some(result["checks"].as_array().into_iter().flatten().any(|c| {
+        let same_check = result["checks"].as_array().into_iter().flatten().any(|c| {
             c["verdict"] == "illegal"
                 && c["name"]
                     .as_str()
                     .is_some_and(|n| self.run.failed_checks.iter().any(|f| f == n))
-        }))
+        });
+        // A run that confirmed its bug shrinks only to schedules that reach the same
+        // preconditions: a violation without them is another failure.
+        let same_situation = !self.run.confirmed || result["confirmation"] == "confirmed";
+        Some(same_check && same_situation)
     }
 
     /// Plays minimal.yaml itself, loaded as `chaos run` loads it.
