@@ -158,7 +158,11 @@ fn a_history_with_nothing_to_check_is_an_error() {
             "no history event could be read as jsonl (detected by --format auto)",
         ),
         (&edn, "jsonl", "line 1, column 2: not a history event"),
-        (&jsonl, "edn", "line 1, column 40: not an EDN event: empty keyword"),
+        (
+            &jsonl,
+            "edn",
+            "line 1, column 40: not an EDN event: empty keyword",
+        ),
     ] {
         let path_text = path.to_string_lossy().into_owned();
         let out = chaos(&["check", &path_text, "--model", "kv", "--format", format]);

@@ -178,7 +178,11 @@ fn stale_reads_are_caught_on_most_seeds() {
         if result["verdict"] != "illegal" {
             continue;
         }
-        assert_eq!(result["confirmation"], "confirmed", "{}", result["preconditions"]);
+        assert_eq!(
+            result["confirmation"], "confirmed",
+            "{}",
+            result["preconditions"]
+        );
         confirmed += 1;
         assert!(preconditions[0]["evidence"]
             .as_str()
@@ -199,10 +203,16 @@ fn stale_reads_are_caught_on_most_seeds() {
         let junit = std::fs::read_to_string(folder.join("junit.xml")).unwrap();
         assert!(junit.contains("preconditions reached"), "{junit}");
     }
-    assert!(confirmed >= 4, "stale reads confirmed on {confirmed} of 5 seeds");
+    assert!(
+        confirmed >= 4,
+        "stale reads confirmed on {confirmed} of 5 seeds"
+    );
     // The rates over the five seeds, each share with its Wilson interval.
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(stdout.contains("rates (95% intervals, Wilson):"), "{stdout}");
+    assert!(
+        stdout.contains("rates (95% intervals, Wilson):"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains(&format!("{confirmed} of 5 (")),
         "the table counts {confirmed} confirmed: {stdout}"
@@ -242,12 +252,21 @@ fn a_run_that_misses_its_preconditions_is_not_a_pass() {
     assert_eq!(result["verdict"], "ok", "the checks held");
     assert_eq!(result["confirmation"], "not-reached");
     let p = result["preconditions"].as_array().unwrap();
-    assert_eq!((p[0]["reached"].as_bool(), p[1]["reached"].as_bool()), (Some(false), Some(true)));
-    assert!(p[0]["evidence"].as_str().unwrap().contains("never applied"), "{}", p[0]);
+    assert_eq!(
+        (p[0]["reached"].as_bool(), p[1]["reached"].as_bool()),
+        (Some(false), Some(true))
+    );
+    assert!(
+        p[0]["evidence"].as_str().unwrap().contains("never applied"),
+        "{}",
+        p[0]
+    );
     // `chaos check` of the saved run says the same.
     let again = run(&["check", folders[0].to_str().unwrap()]);
     assert_eq!(again.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&again.stdout).contains("precondition etcd1-paused: NOT reached"));
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("precondition etcd1-paused: NOT reached")
+    );
 }
 
 #[test]

@@ -566,7 +566,14 @@ mod tests {
         let s = |secs: f64| (secs * 1e9) as u64;
         let faults = [
             json_line(s(12.0), 0, "restart", "apply", "ok", &["n1", "n2"]),
-            json_line(s(20.0), 0, "restart", "ready", "answering again after 8.0 s", &["n1", "n2"]),
+            json_line(
+                s(20.0),
+                0,
+                "restart",
+                "ready",
+                "answering again after 8.0 s",
+                &["n1", "n2"],
+            ),
             json_line(s(25.0), 1, "pause", "apply", "ok", &["n3"]),
             json_line(s(30.0), 1, "pause", "undo", "ok", &["n3"]),
         ];
@@ -581,7 +588,16 @@ mod tests {
             (s(21.0), 0, "invoke", "cas", "k2", "", "c", "2"),
             (s(21.5), 0, "ok", "cas", "k2", "", "c", "2"),
             (s(22.0), 0, "invoke", "resend", "k1", "", "c", "1"),
-            (s(22.5), 0, "fail", "resend", "k1", "KEY_ALREADY_EXISTS", "c", "1"),
+            (
+                s(22.5),
+                0,
+                "fail",
+                "resend",
+                "k1",
+                "KEY_ALREADY_EXISTS",
+                "c",
+                "1",
+            ),
             (s(26.0), 1, "invoke", "read", "k1", "", "", ""),
             (s(26.5), 1, "ok", "read", "k1", "", "", ""),
             (s(31.0), 0, "invoke", "resend", "k2", "", "c", "2"),
@@ -626,7 +642,14 @@ mod tests {
         dir
     }
 
-    fn json_line(time: u64, step: usize, action: &str, phase: &str, outcome: &str, targets: &[&str]) -> String {
+    fn json_line(
+        time: u64,
+        step: usize,
+        action: &str,
+        phase: &str,
+        outcome: &str,
+        targets: &[&str],
+    ) -> String {
         serde_json::json!({"time": time, "step": step, "action": action, "phase": phase,
             "outcome": outcome, "targets": targets})
         .to_string()
@@ -636,7 +659,8 @@ mod tests {
         let parsed: IndexMap<String, Spanned<Precondition>> = serde_saphyr::from_str(yaml).unwrap();
         let preconditions: Vec<(String, Precondition)> =
             parsed.into_iter().map(|(n, p)| (n, p.value)).collect();
-        let history = checker::read_history(&dir.join("history.jsonl"), checker::Format::Jsonl).unwrap();
+        let history =
+            checker::read_history(&dir.join("history.jsonl"), checker::Format::Jsonl).unwrap();
         let evidence = Evidence {
             run_dir: dir,
             history: &history,
@@ -647,7 +671,10 @@ mod tests {
     }
 
     fn reached(results: &[Reached]) -> Vec<(&str, bool)> {
-        results.iter().map(|r| (r.name.as_str(), r.reached)).collect()
+        results
+            .iter()
+            .map(|r| (r.name.as_str(), r.reached))
+            .collect()
     }
 
     #[test]
@@ -701,10 +728,20 @@ compared: { converge: {} }
         let by = |name: &str| results.iter().find(|r| r.name == name).unwrap();
         assert_eq!(by("restarted-and-back").at_s, Some(10.0));
         assert_eq!(by("install-after-the-pause").at_s, Some(23.25));
-        assert!(by("install-after-the-pause").evidence.contains("n3 at 23.2 s"), "{:?}", by("install-after-the-pause"));
+        assert!(
+            by("install-after-the-pause")
+                .evidence
+                .contains("n3 at 23.2 s"),
+            "{:?}",
+            by("install-after-the-pause")
+        );
         assert!(by("never-applied").evidence.contains("never applied"));
         assert!(by("feature").evidence.contains("does not define x.y"));
-        assert!(by("cache-lost").evidence.contains("sent again: resend k1"), "{}", by("cache-lost").evidence);
+        assert!(
+            by("cache-lost").evidence.contains("sent again: resend k1"),
+            "{}",
+            by("cache-lost").evidence
+        );
         assert!(by("two-reads").evidence.starts_with("1 of at least 2"));
         let _ = std::fs::remove_dir_all(dir);
     }
