@@ -33,6 +33,8 @@ pub struct Entry {
     pub preconditions: Vec<(String, bool, String)>,
     /// What the run ended as, for the rates over a scenario's runs.
     pub class: crate::rates::Class,
+    /// The build a comparison played it on (build.json), if any: rates count each build apart.
+    pub build: Option<String>,
 }
 
 const MAX_DEPTH: usize = 8;
@@ -159,6 +161,9 @@ fn entry(dir: &Path, run: &Path) -> Option<Entry> {
         confirmation: result["confirmation"].as_str().map(str::to_string),
         preconditions: super::preconditions(&result),
         class: crate::rates::Class::of_result(&result),
+        build: crate::run_folder::read_object(run, "build.json")
+            .ok()
+            .and_then(|b| b["build"].as_str().map(str::to_string)),
     })
 }
 
@@ -199,12 +204,17 @@ table.rates{margin-bottom:1.2em}h2{font-size:1.1em;margin:1em 0 .4em}
 pub fn tallies(entries: &[Entry]) -> Vec<(String, crate::rates::Tally)> {
     let mut out: Vec<(String, crate::rates::Tally)> = Vec::new();
     for e in entries {
-        match out.iter_mut().find(|(s, _)| *s == e.scenario) {
+        // Runs of one scenario on different builds (chaos compare) are different rates.
+        let name = match &e.build {
+            Some(build) => format!("{} on {build}", e.scenario),
+            None => e.scenario.clone(),
+        };
+        match out.iter_mut().find(|(s, _)| *s == name) {
             Some((_, t)) => t.add(e.class, e.duration_s),
             None => {
                 let mut t = crate::rates::Tally::default();
                 t.add(e.class, e.duration_s);
-                out.push((e.scenario.clone(), t));
+                out.push((name, t));
             }
         }
     }
