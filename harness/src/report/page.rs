@@ -70,6 +70,18 @@ fn verdict_words(v: &str) -> &'static str {
     }
 }
 
+/// confirmed / held / not reached / violated, not reached / undecided.
+fn confirmation_badge(c: &str) -> Markup {
+    let (class, words) = match c {
+        "confirmed" => ("v-illegal", "confirmed"),
+        "held" => ("v-ok", "held"),
+        "not-reached" => ("v-unknown", "not reached"),
+        "violated-unreached" => ("v-illegal", "violated, not all reached"),
+        _ => ("v-unknown", "undecided"),
+    };
+    html! { span class={"badge " (class)} { (words) } }
+}
+
 fn badge(v: &str) -> Markup {
     html! { span class={"badge v-" (v)} { (verdict_words(v)) } }
 }
@@ -164,14 +176,31 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
         .iter()
         .filter(|f| f["outcome"].as_str().is_some_and(|o| o != "ok"))
         .count();
+    // With `reached:`, what the verdict says of the bug: a pass that did not reach the bug's
+    // situation is no pass (the run exited 2).
+    let confirmation = r["confirmation"].as_str();
+    let border = match confirmation {
+        Some("not-reached") => "unknown",
+        _ => verdict,
+    };
     html! {
-        section #summary class={"summary s-" (verdict)} {
+        section #summary class={"summary s-" (border)} {
             div.head {
                 h1 { (scenario) }
                 (badge(verdict))
+                @if let Some(c) = confirmation {
+                    " " (confirmation_badge(c))
+                }
             }
+            @if let Some(sentence) = r["confirmation_sentence"].as_str() { p { strong { (sentence) } } }
             @if let Some(d) = r["description"].as_str() { p.desc { (d) } }
             ul.checks {
+                @for (name, reached, evidence) in super::preconditions(r) {
+                    li {
+                        @if reached { span.badge.v-ok { "reached" } } @else { span.badge.v-unknown { "not reached" } }
+                        " " strong { "precondition " (name) } ": " span.sentence { (evidence) }
+                    }
+                }
                 @for c in &m.checks {
                     li {
                         (badge(&c.verdict)) " "
