@@ -85,6 +85,7 @@ pub const INFO: SystemInfo = SystemInfo {
     workloads: &[
         WorkloadKind::Create,
         WorkloadKind::S3Object,
+        WorkloadKind::Fencing,
         WorkloadKind::Lease,
         WorkloadKind::Stream,
     ],
@@ -183,8 +184,11 @@ impl Ozone {
             sends_duplicates: settings.sends_duplicates,
             connect_timeout: settings.connect_timeout,
             setup: Arc::new(OnceCell::new()),
-            s3: (settings.workload == WorkloadKind::S3Object)
-                .then(|| super::s3::S3::new(cluster, settings)),
+            s3: matches!(
+                settings.workload,
+                WorkloadKind::S3Object | WorkloadKind::Fencing
+            )
+            .then(|| super::s3::S3::new(cluster, settings)),
             workload: settings.workload,
             leader_hint: Default::default(),
         }
@@ -213,7 +217,7 @@ impl Ozone {
         let s3 = self
             .s3
             .as_ref()
-            .ok_or("the ozone adapter speaks S3 for the s3-object workload only")?;
+            .ok_or("the ozone adapter speaks S3 for the s3-object and fencing workloads only")?;
         let node = if s3.serves(node) {
             node
         } else {
@@ -329,6 +333,12 @@ pub fn count_open_three(list: &str) -> usize {
 
 #[async_trait]
 impl SystemAdapter for Ozone {
+    /// The fencing workload and the conditional-write probe go through the S3 gateway.
+    fn object_store(&self, node: &str, timeout: Duration) -> Option<chaos_s3::BucketStore> {
+        let (s3, node) = self.gateway(node).ok()?;
+        s3.object_store(node, timeout)
+    }
+
     async fn roles(&self) -> BTreeMap<String, Role> {
         match self.run_admin(&admin::roles()).await {
             Ok(out) => parse_roles(&out)
@@ -357,7 +367,7 @@ impl SystemAdapter for Ozone {
     /// stream workloads to the gateway: never to the SCM or a datanode.
     fn client_nodes(&self) -> Option<Vec<String>> {
         match self.workload {
-            WorkloadKind::S3Object | WorkloadKind::Stream => Some(
+            WorkloadKind::S3Object | WorkloadKind::Fencing | WorkloadKind::Stream => Some(
                 self.shells
                     .keys()
                     .filter(|n| n.starts_with("s3g"))
