@@ -321,7 +321,9 @@ fn double_create(history: &History, key: &str) -> Option<Witness> {
             let (Some(a_done), Some(b_done)) = (a.complete_time, b.complete_time) else {
                 continue;
             };
-            if separable(a, b_done) {
+            // Either may have taken effect first when they overlap: a delete between them in
+            // either order explains both.
+            if separable(a, b_done) || separable(b, a_done) {
                 continue;
             }
             let secs = |t: u64| format!("{:.3} s", t as f64 / 1e9);
