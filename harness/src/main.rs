@@ -137,6 +137,11 @@ struct RunArgs {
 
 #[derive(clap::Args)]
 struct CompareArgs {
+    /// Play on the nodes of a compose project already up (`docker compose -p PROJECT
+    /// --profile P up -d --wait`) instead of a cluster of the harness's own; the cluster is
+    /// left up and healed. Faults that need the harness to create the nodes are refused.
+    #[arg(long, value_name = "PROJECT", conflicts_with_all = ["suite", "replay", "scm_ha"])]
+    attach: Option<String>,
     scenario: PathBuf,
     /// A build, twice: A (expected to show the bug), then B (expected to fix it). A release
     /// `2.2.0`, `2.2.0+fixes/X.patch[+more.patch]`, `dist:PATH`, `image:TAG`, or
@@ -332,6 +337,7 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
     let options = ManyOptions {
         out,
         ready_timeout,
+        attach,
         load,
     };
     match suite {
@@ -341,6 +347,7 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
                 .iter()
                 .map(|p| (p.scenario.clone(), Some(p.seed), Some(p.expect)))
                 .collect();
+        attach,
             let code = run_many(list, &options).await;
             code.map(|c| c.held_to(&plays))
         }
@@ -461,7 +468,14 @@ async fn run_many(
         if loaded.iter().any(|(p, _)| p == path) {
             continue;
         }
-        match scenario::load_with(path, options.load) {
+        let attached =
+            scenario::load_with(path, options.load).and_then(|mut s| match &options.attach {
+                Some(project) => s.attach_to(project).map(|()| s),
+                None => Ok(s),
+            });
+        match attached {
+    /// `--attach PROJECT`.
+    attach: Option<String>,
             Ok(s) => loaded.push((path.clone(), s)),
             Err(mut e) => problems.append(&mut e),
         }

@@ -131,13 +131,18 @@ pub async fn run_scenario(
         "seed": seed,
         "started": now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
         "duration_s": elapsed.as_secs_f64(),
-        "command": reproduce_command(&loaded.path, seed, loaded.scm_ha),
+        "command": reproduce_command(loaded, seed),
         "expect": options.expect,
         // What `chaos run --replay` and `chaos shrink` need besides the folder's own files.
         "scenario_path": loaded.path.canonicalize().unwrap_or_else(|_| loaded.path.clone()),
         "compose_path": loaded.compose_path,
         "workload_started_ns": workload_started.get(),
         "replay_of": options.replay_of,
+        // An attached run's cluster is a compose project's; its keys carry the run's prefix.
+        "attach": loaded.attach.as_ref().map(|project| json!({
+            "project": project,
+            "key_prefix": key_prefix(&run_id),
+        })),
     });
 
     let result = match outcome {
@@ -177,9 +182,21 @@ pub async fn run_scenario(
     })
 }
 
-fn reproduce_command(scenario: &Path, seed: u64, scm_ha: bool) -> String {
-    let flag = if scm_ha { " --scm-ha" } else { "" };
-    format!("chaos run {} --seed {seed}{flag}", scenario.display())
+fn reproduce_command(loaded: &LoadedScenario, seed: u64) -> String {
+    let mut command = format!("chaos run {} --seed {seed}", loaded.path.display());
+    if loaded.scm_ha {
+        command.push_str(" --scm-ha");
+    }
+    if let Some(project) = &loaded.attach {
+        command.push_str(&format!(" --attach {project}"));
+    }
+    command
+}
+
+/// What an attached run puts before every key it sends (and before an object store's bucket
+/// name): a cluster that outlives runs never shows one run another's keys.
+pub fn key_prefix(run_id: &str) -> String {
+    format!("chaos-{run_id}-")
 }
 
 /// Everything that touches Docker. The cluster is torn down whatever happens inside.
@@ -206,6 +223,19 @@ async fn play(
         eprintln!("note: {caveat}");
     }
     let repo = loaded.compose.dir.clone();
+    if let Some(project) = &loaded.attach {
+        return play_attached(
+            loaded,
+            project,
+            options,
+            run_dir,
+            run_id,
+            plan,
+            workload_started,
+            interrupt,
+        )
+        .await;
+    }
     let needed = images::images_for(&loaded.compose, &loaded.nodes);
     tokio::select! {
         r = images::ensure(&docker, &repo, &needed, false) => r?,
@@ -298,6 +328,85 @@ async fn play(
     Ok(())
 }
 
+/// `play` on a compose project's nodes (`--attach`): nothing is built or created but the
+/// helpers partitions need; the nodes are found, played on, and left up and healed.
+#[allow(clippy::too_many_arguments)]
+async fn play_attached(
+    loaded: &LoadedScenario,
+    project: &str,
+    options: &RunOptions,
+    run_dir: &Path,
+    run_id: &str,
+    plan: &Plan,
+    workload_started: &std::sync::OnceLock<u64>,
+    interrupt: CancellationToken,
+) -> Result<()> {
+    let docker = docker::connect().await?;
+    let tools = images::images_for(&loaded.compose, &[]);
+    tokio::select! {
+        r = images::ensure(&docker, &loaded.compose.dir, &tools, false) => r?,
+        _ = interrupt.cancelled() => return Err(HarnessError::Interrupted("while building images".into())),
+    }
+    let ready_timeout = options.ready_timeout.unwrap_or_else(|| {
+        crate::systems::lookup(&loaded.spec.system.value)
+            .map_or(Duration::from_secs(120), |info| info.ready_within)
+    });
+    let run_start = Instant::now();
+    let spec = crate::cluster::AttachSpec {
+        project,
+        profile: &loaded.profile,
+        compose: &loaded.compose,
+        nodes: &loaded.nodes,
+        run_id,
+        logs_dir: &run_dir.join("logs"),
+        run_start,
+        ready_timeout,
+        secrets: &loaded.secrets(),
+    };
+    let cluster = tokio::select! {
+        c = Cluster::attach(&docker, spec) => c?,
+        _ = interrupt.cancelled() => return Err(HarnessError::Interrupted("while attaching".into())),
+    };
+    let cluster = Arc::new(cluster);
+    eprintln!(
+        "attached to compose project {project}: {} (keys prefixed {})",
+        cluster
+            .nodes
+            .iter()
+            .map(|n| format!("{} ({})", n.name, n.container))
+            .collect::<Vec<_>>()
+            .join(", "),
+        key_prefix(run_id)
+    );
+    let stage = Stage {
+        loaded,
+        ready_timeout: options.ready_timeout,
+        cluster: &cluster,
+        run_dir,
+        run_start,
+        plan,
+        interrupt,
+    };
+    let (_, no_proxy_events) = tokio::sync::mpsc::unbounded_channel();
+    let result = drive(stage, no_proxy_events, workload_started).await;
+    // Whatever the scenario's `final:` said and however the run ended: the project's cluster
+    // stays up, every fault undone, every node healthy.
+    let healed = cluster.leave_healed(ready_timeout).await;
+    match &healed {
+        Ok(done) if done.is_empty() => eprintln!("left project {project} up and healthy"),
+        Ok(done) => eprintln!(
+            "left project {project} up and healthy ({})",
+            done.join(", ")
+        ),
+        Err(e) => eprintln!("project {project} was not left healthy: {e}"),
+    }
+    let teardown = match Arc::try_unwrap(cluster) {
+        Ok(cluster) => cluster.teardown().await,
+        Err(_) => docker::sweep(&docker, Some(run_id)).await.map(|_| ()),
+    };
+    result.and(healed.map(|_| ())).and(teardown)
+}
+
 /// The parts of one run that `play` set up and `drive` plays.
 struct Stage<'a> {
     loaded: &'a LoadedScenario,
@@ -377,6 +486,8 @@ async fn connect_adapter(stage: &Stage<'_>) -> Result<Option<Arc<dyn systems::Sy
     let spec = &stage.loaded.spec;
     let info = systems::lookup(&spec.system.value)
         .ok_or_else(|| HarnessError::BadInput(format!("unknown system {}", spec.system.value)))?;
+    let attached = stage.cluster.attached_project().is_some();
+    let prefix = key_prefix(&stage.cluster.run_id);
     let settings = AdapterSettings {
         workload: spec.workload.kind.value,
         retries: spec.workload.retries,
@@ -384,9 +495,20 @@ async fn connect_adapter(stage: &Stage<'_>) -> Result<Option<Arc<dyn systems::Sy
         sends_duplicates: spec.workload.duplicate_after.is_some(),
         read: spec.workload.read,
         connect_timeout: Duration::from_secs(1),
-        s3: spec.s3.as_ref().map(|s| s.value.clone()),
+        s3: spec.s3.as_ref().map(|s| {
+            let mut s3 = s.value.clone();
+            if attached {
+                // The fencing workload's buckets (`<bucket>-f<round>`) are the run's own too.
+                s3.bucket = format!("{}{}", prefix, s3.bucket);
+            }
+            s3
+        }),
     };
-    let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(stage.cluster, &settings));
+    let mut adapter: Arc<dyn systems::SystemAdapter> =
+        Arc::from((info.make)(stage.cluster, &settings));
+    if attached {
+        adapter = Arc::new(systems::prefixed::Prefixed::new(adapter, prefix));
+    }
     // The system's readiness budget: an Ozone cluster is serviceable only once an OM leads
     // and the SCM has left safe mode, well after its ports answer on a busy machine.
     tokio::select! {

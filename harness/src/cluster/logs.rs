@@ -67,13 +67,15 @@ pub(super) async fn follow_logs(
     (path, secrets): (PathBuf, std::sync::Arc<Vec<String>>),
     sink: broadcast::Sender<LogLine>,
     stop: CancellationToken,
-    run_start: Instant,
+    // The run's start, and the time before which lines are left out (None: from the
+    // container's first line).
+    (run_start, from): (Instant, Option<time::OffsetDateTime>),
 ) {
     let Ok(mut file) = tokio::fs::File::create(&path).await else {
         tracing::warn!("cannot write {}", path.display());
         return;
     };
-    let mut last_seen: Option<time::OffsetDateTime> = None;
+    let mut last_seen: Option<time::OffsetDateTime> = from;
     let mut partial = String::new();
     loop {
         let since = last_seen.map(|t| t.unix_timestamp() as i32).unwrap_or(0);

@@ -2,6 +2,7 @@
 //! everything labelled with the run id. Node lifecycle faults (pause, kill, ...) and network
 //! partitions act here; the fault engine decides when and on whom.
 
+mod attach;
 mod clock;
 pub mod compose;
 pub mod docker;
@@ -27,6 +28,7 @@ use bollard::Docker;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
+pub use attach::{AttachSpec, LABEL_PROJECT, LABEL_SERVICE};
 use clock::faketime_environment;
 pub use clock::LIBFAKETIME;
 pub use logs::LogLine;
@@ -72,6 +74,8 @@ pub struct Cluster {
     /// Nodes the harness took down (kill, stop) and has not started since: any other node
     /// found down exited by itself.
     downed: std::sync::Mutex<BTreeSet<String>>,
+    /// Set when the nodes are a compose project's (`--attach`), not the harness's own.
+    attached: Option<attach::Attached>,
 }
 
 /// A node whose program exited though no fault took it down.
@@ -133,6 +137,7 @@ impl Cluster {
             proxies: BTreeMap::new(),
             skewed: Default::default(),
             downed: Default::default(),
+            attached: None,
         };
         if let Err(e) = cluster.create_nodes(&spec, &labels).await {
             // Stop the log followers; the run sweeps what carries its label on every way out.
@@ -201,7 +206,7 @@ impl Cluster {
                 (log_path, std::sync::Arc::new(spec.secrets.to_vec())),
                 self.logs.clone(),
                 self.stop_logs.clone(),
-                spec.run_start,
+                (spec.run_start, None),
             )));
         }
         self.wait_ready(spec.ready_timeout).await?;
@@ -569,7 +574,7 @@ impl Cluster {
             .start_container(self.container(node)?, None::<StartContainerOptions>)
             .await?;
         self.mark_downed(node, false);
-        Ok(())
+        self.follow_ports(node).await
     }
 
     pub async fn restart(&self, node: &str) -> Result<()> {
@@ -578,7 +583,7 @@ impl Cluster {
             .restart_container(self.container(node)?, Some(options))
             .await?;
         self.mark_downed(node, false);
-        Ok(())
+        self.follow_ports(node).await
     }
 
     /// Whether the node runs and its healthcheck passes (running is enough without one).
@@ -692,9 +697,11 @@ impl Cluster {
         done
     }
 
-    /// Removes every container, network and volume of the run (also the ones a crash left).
+    /// Removes every container, network and volume of the run (also the ones a crash left);
+    /// of an attached cluster, only the helpers the run made (the nodes are the project's).
     pub async fn teardown(mut self) -> Result<()> {
         self.stop_logs.cancel();
+        self.stop_relays();
         for proxy in self.proxies.values() {
             proxy.stop();
         }

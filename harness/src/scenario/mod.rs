@@ -296,6 +296,9 @@ pub struct LoadedScenario {
     pub profile: String,
     /// Loaded with `--scm-ha` (the run's reproduce command repeats it).
     pub scm_ha: bool,
+    /// `--attach PROJECT`: played on the nodes of a compose project a user brought up, not on
+    /// a cluster of the harness's own (see [`LoadedScenario::attach_to`]).
+    pub attach: Option<String>,
 }
 
 impl LoadedScenario {
@@ -323,6 +326,99 @@ impl LoadedScenario {
             .faults
             .iter()
             .any(|f| f.value.lose_unsynced == Some(true))
+    }
+
+    /// Plays the scenario on compose project `project` (`chaos run --attach`), or says, one
+    /// line per problem, what needs the harness to create the nodes and what to do instead:
+    /// filesystem faults (chaosfs is mounted when a node is created), clock skew (libfaketime
+    /// is preloaded then), the client proxy (set up only in front of a cluster the harness
+    /// starts) and `cluster.environment` (variables are set when a node is created).
+    pub fn attach_to(&mut self, project: &str) -> Result<(), Vec<ScenarioError>> {
+        let mut problems = Problems::new(&self.path);
+        let instead = "play it without --attach (chaos then starts the cluster itself)";
+        if project.is_empty()
+            || !project
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_".contains(c))
+        {
+            problems.at(
+                &self.spec.cluster.profile.referenced,
+                "",
+                format!(
+                    "--attach `{project}`: a compose project name is lower-case letters, digits, \
+                     `-` and `_` (as `docker compose -p` takes it)"
+                ),
+            );
+        }
+        for (i, step) in self.spec.faults.iter().enumerate() {
+            let actions = step
+                .value
+                .actions
+                .0
+                .iter()
+                .copied()
+                .chain(step.value.then.as_ref().map(|t| t.action));
+            for action in actions {
+                let why = if action.uses_chaosfs()
+                    || (action == Action::Crash && step.value.lose_unsynced == Some(true))
+                {
+                    "needs chaosfs mounted over the node's data directories, which only a node the \
+                     harness creates has"
+                } else if action.uses_faketime() {
+                    "needs libfaketime preloaded into the node's processes, which only a node the \
+                     harness creates has"
+                } else if action.uses_proxy() {
+                    "needs the harness's client proxy, which is set up only in front of a \
+                     cluster the harness starts"
+                } else {
+                    continue;
+                };
+                problems.at(
+                    &step.referenced,
+                    format!("faults[{i}]"),
+                    format!(
+                        "--attach cannot play `{}`: it {why}; {instead}",
+                        action.name()
+                    ),
+                );
+                break;
+            }
+        }
+        if self.spec.cluster.proxy {
+            problems.at(
+                &self.spec.cluster.profile.referenced,
+                "cluster.proxy",
+                format!(
+                    "--attach cannot put the harness's client proxy in front of a cluster it did \
+                     not start; {instead}"
+                ),
+            );
+        }
+        if !self.spec.cluster.environment.is_empty() {
+            let keys: Vec<&str> = self
+                .spec
+                .cluster
+                .environment
+                .keys()
+                .map(String::as_str)
+                .collect();
+            problems.at(
+                &self.spec.cluster.profile.referenced,
+                "cluster.environment",
+                format!(
+                    "--attach cannot set {} on running nodes (variables are set when a node is \
+                     created): put them in the compose file (or an override file) before \
+                     `docker compose up`, or {instead}",
+                    keys.join(", ")
+                ),
+            );
+        }
+        if problems.list.is_empty() {
+            self.attach = Some(project.to_string());
+            Ok(())
+        } else {
+            Err(problems.list)
+        }
     }
 
     /// Whether clients go through the proxy: asked for, or needed by a proxy fault.
@@ -518,6 +614,7 @@ pub fn load_text(
             nodes,
             profile,
             scm_ha: options.scm_ha,
+            attach: None,
         })
     } else {
         Err(problems.list)

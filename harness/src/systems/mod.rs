@@ -4,6 +4,7 @@
 pub mod etcd;
 pub mod garage;
 pub mod ozone;
+pub mod prefixed;
 pub mod redis;
 pub mod s3;
 
