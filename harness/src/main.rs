@@ -133,15 +133,15 @@ struct RunArgs {
     /// for a scenario of any other system.
     #[arg(long)]
     scm_ha: bool,
-}
-
-#[derive(clap::Args)]
-struct CompareArgs {
     /// Play on the nodes of a compose project already up (`docker compose -p PROJECT
     /// --profile P up -d --wait`) instead of a cluster of the harness's own; the cluster is
     /// left up and healed. Faults that need the harness to create the nodes are refused.
     #[arg(long, value_name = "PROJECT", conflicts_with_all = ["suite", "replay", "scm_ha"])]
     attach: Option<String>,
+}
+
+#[derive(clap::Args)]
+struct CompareArgs {
     scenario: PathBuf,
     /// A build, twice: A (expected to show the bug), then B (expected to fix it). A release
     /// `2.2.0`, `2.2.0+fixes/X.patch[+more.patch]`, `dist:PATH`, `image:TAG`, or
@@ -329,6 +329,7 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
         out,
         ready_timeout,
         scm_ha,
+        attach,
     } = args;
     let load = scenario::LoadOptions { scm_ha };
     if let Some(run_dir) = replay {
@@ -337,8 +338,8 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
     let options = ManyOptions {
         out,
         ready_timeout,
-        attach,
         load,
+        attach,
     };
     match suite {
         Some(file) => {
@@ -347,7 +348,6 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
                 .iter()
                 .map(|p| (p.scenario.clone(), Some(p.seed), Some(p.expect)))
                 .collect();
-        attach,
             let code = run_many(list, &options).await;
             code.map(|c| c.held_to(&plays))
         }
@@ -453,6 +453,8 @@ struct ManyOptions {
     out: PathBuf,
     ready_timeout: Option<Duration>,
     load: scenario::LoadOptions,
+    /// `--attach PROJECT`.
+    attach: Option<String>,
 }
 
 /// Plays each (scenario, seed, what a suite expects of it) in order; every scenario is
@@ -474,8 +476,6 @@ async fn run_many(
                 None => Ok(s),
             });
         match attached {
-    /// `--attach PROJECT`.
-    attach: Option<String>,
             Ok(s) => loaded.push((path.clone(), s)),
             Err(mut e) => problems.append(&mut e),
         }
