@@ -456,6 +456,7 @@ pub async fn compare(options: &CompareOptions, interrupt: CancellationToken) -> 
     )
     .map_err(io)?;
     std::fs::write(dir.join("index.html"), page(&record).into_string()).map_err(io)?;
+    let _ = crate::report::summary_of(&dir);
     Ok(code)
 }
 

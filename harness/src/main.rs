@@ -82,6 +82,10 @@ enum Command {
         run_dir: Option<PathBuf>,
         #[arg(long, conflicts_with = "run_dir")]
         index: Option<PathBuf>,
+        /// Print the run's (or a comparison folder's) summary.md, a few lines of Markdown to
+        /// paste into a bug tracker.
+        #[arg(long, conflicts_with = "index")]
+        summary: bool,
     },
     /// Build images.
     Images {
@@ -276,7 +280,11 @@ async fn dispatch(cli: Cli) -> i32 {
         Command::Lint { scenarios, scm_ha } => {
             Ok(lint(&scenarios, scenario::LoadOptions { scm_ha }))
         }
-        Command::Report { run_dir, index } => report_command(run_dir, index),
+        Command::Report {
+            run_dir,
+            index,
+            summary,
+        } => report_command(run_dir, index, summary),
         Command::Images {
             command:
                 ImagesCommand::Build {
@@ -378,8 +386,16 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
 }
 
 /// `chaos report`: one run folder's page, or the index over a folder of runs.
-fn report_command(run_dir: Option<PathBuf>, index: Option<PathBuf>) -> error::Result<i32> {
+fn report_command(
+    run_dir: Option<PathBuf>,
+    index: Option<PathBuf>,
+    summary: bool,
+) -> error::Result<i32> {
     match (run_dir, index) {
+        (Some(dir), None) if summary => report::summary_of(&dir).map(|text| {
+            print!("{text}");
+            EXIT_OK
+        }),
         (_, Some(dir)) => report::render_index(&dir).map(|runs| {
             println!("{} ({} runs)", dir.join("index.html").display(), runs.len());
             EXIT_OK

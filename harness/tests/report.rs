@@ -33,6 +33,13 @@ fn passing_fixture() -> PathBuf {
     fixtures().join("etcd-register-faults/20261129T194902Z-s7")
 }
 
+/// ozone-retry-after-restart seed 1 on Ozone 2.2.0 (exit 1), trimmed: every witness kept, the
+/// history's other lines blanked (line numbers stay), the logs cut to the start and the first
+/// witnesses.
+fn ozone_fixture() -> PathBuf {
+    fixtures().join("ozone-retry-after-restart/20261203T080602Z-s1")
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("report-tests")
@@ -307,8 +314,9 @@ fn chromium_loads_both_pages_cleanly_and_screenshots_the_violation() {
                 shot.display()
             );
             println!("violation view screenshot: {}", shot.display());
-            let full = artifacts().join("report-top.png");
+            let full = artifacts().join("etcd-report.png");
             chromium(&url(&page), &[format!("--screenshot={}", full.display())]);
+            println!("etcd report screenshot: {}", full.display());
         }
     }
 }
@@ -451,7 +459,8 @@ fn index_over_24_run_folders_links_resolve_newest_first() {
     let links: Vec<String> = href
         .captures_iter(&html)
         .map(|c| c[1].to_string())
-        .filter(|h| !h.starts_with("data:"))
+        // Links within the page (the rates table's filters) are no files.
+        .filter(|h| !h.starts_with("data:") && !h.starts_with('#'))
         .collect();
     let reports: Vec<&String> = links
         .iter()
@@ -568,4 +577,248 @@ fn benchmark_render_time_and_page_size() {
             size as f64 / 1e6
         );
     }
+}
+
+/// The data block of a rendered page.
+fn data_of(html: &str) -> Value {
+    let start = html.find("application/json\">").unwrap() + "application/json\">".len();
+    let end = start + html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..end]).unwrap()
+}
+
+/// The Ozone report in one time base (the workload's start, as `at:` counts), its head in the
+/// order a reviewer reads it, every fault step counted, the workload's lanes, the violations as
+/// a first witness and a table, and summary.md.
+#[test]
+fn ozone_report_reads_from_the_workloads_start_and_leads_with_the_verdict() {
+    let _g = lock();
+    let dir = rendered(&ozone_fixture(), "ozone");
+    let html = read(&dir.join("index.html"));
+    let result: Value = serde_json::from_str(&read(&dir.join("result.json"))).unwrap();
+    let t0 = result["workload_started_ns"].as_u64().unwrap();
+    // The first retried call was invoked 0.266 s after the workload began (80.487 s after the
+    // run began): only the first appears.
+    assert!(
+        html.contains("cas [nil 1] → ok [nil 1] at 0.266 s by om1"),
+        "workload time"
+    );
+    assert!(
+        !html.contains("80.487 s"),
+        "no time counted from the run's start"
+    );
+    let data = data_of(&html);
+    assert_eq!(data["t0"].as_u64(), Some(t0 / 1000), "the cluster's phase");
+    assert_eq!(
+        data["op"]["s"][0].as_i64(),
+        Some(80_487_241 - (t0 / 1000) as i64)
+    );
+    // Lanes: the four processes and the final reads, not one lane per final read.
+    assert_eq!(
+        data["lanes"],
+        json!(["p0", "p1", "p2", "p3", "final reads"]),
+        "lanes"
+    );
+    // The restart of every OM is counted with the resets, with its targets and time.
+    let faults = html.find("id=\"faults-applied\"").expect("faults summary");
+    let faults = &html[faults..faults + html[faults..].find("</dd>").unwrap()];
+    assert!(faults.contains("4 of 4 steps applied"), "{faults}");
+    assert!(
+        faults.contains("reset-connections ×3 on om1, om2, om3 at 8.0, 9.0, 10.0 s"),
+        "{faults}"
+    );
+    assert!(
+        faults.contains("restart ×1 on om1, om2, om3 at 15.0 s"),
+        "{faults}"
+    );
+    // No event of the faults table has `nil` for a trigger (the restart's ready event has none).
+    assert!(!html.contains("<td class=\"trig\">nil</td>"));
+    assert!(html.contains("step 3's nodes answering again"));
+    // The head: the verdict sentence, then the confirmation, then the facts; the description
+    // folded under its first sentence.
+    let at = |needle: &str| {
+        html.find(needle)
+            .unwrap_or_else(|| panic!("{needle} not in the page"))
+    };
+    assert!(at("id=\"verdict\"") < at("Confirmation"));
+    assert!(at("Confirmation") < at("reproduce"));
+    assert!(at("reproduce") < at("<details class=\"desc\""));
+    assert!(html.contains(
+        "<summary>The OM retry cache across a restart of every Ozone Manager (HDDS-16743)."
+    ));
+    // One full witness per check, with the OM's log line that names the key; the rest in a
+    // table.
+    assert_eq!(html.matches("The first witness").count(), 1);
+    assert!(html.contains("And 162 more like it"));
+    assert!(html.contains("Key already exists c1."), "the OM's log line");
+    let rows = html.matches("<tr><td class=\"num\">").count();
+    assert!(rows >= 163, "{rows} rows in the witness table");
+    // summary.md: fit to paste into a bug tracker.
+    let md = read(&dir.join("summary.md"));
+    for needed in [
+        "ozone-retry-after-restart",
+        "ozone (ozone 2.2.0)",
+        "seed 1",
+        "15.0 s → 22.8 s: restart om1, om2, om3 (at 15s)",
+        "8.0 s: reset-connections om1, om2, om3 (at 8s)",
+        "163 calls sent again were answered differently",
+        "Key already exists c1.",
+        "`chaos run scenarios/ozone/retry-after-restart.yaml --seed 1`",
+        "index.html",
+    ] {
+        assert!(md.contains(needed), "summary.md lacks {needed}:\n{md}");
+    }
+    assert!(md.lines().count() < 60, "summary.md is short:\n{md}");
+}
+
+/// The rate over the scenario's runs beside this one, on the page and in summary.md.
+#[test]
+fn the_rate_counts_the_scenarios_runs_in_the_same_folder() {
+    let _g = lock();
+    let root = scratch("ozone-rate");
+    for (name, confirmation) in [
+        ("a-s1", None),
+        ("b-s2", Some("confirmed")),
+        ("c-s3", Some("held")),
+    ] {
+        let dir = root.join(name);
+        copy_dir(&ozone_fixture(), &dir);
+        if let Some(c) = confirmation {
+            let path = dir.join("result.json");
+            let mut r: Value = serde_json::from_str(&read(&path)).unwrap();
+            r["confirmation"] = json!(c);
+            std::fs::write(&path, r.to_string()).unwrap();
+        }
+    }
+    report::render(&root.join("a-s1")).unwrap();
+    let html = read(&root.join("a-s1/index.html"));
+    let rate = &html[html.find("id=\"rate\"").expect("the rate")..];
+    let rate = &rate[..rate.find("</p>").unwrap()];
+    assert!(
+        rate.contains(
+            "Over this scenario's 3 runs in this folder: violated, unreached in 1 of 3 runs"
+        ),
+        "{rate}"
+    );
+    assert!(
+        rate.contains("confirmed in 1 of 3") && rate.contains("held in 1 of 3"),
+        "{rate}"
+    );
+    let md = read(&root.join("a-s1/summary.md"));
+    assert!(
+        md.contains("**Rate:** violated, unreached in 1 of 3 runs"),
+        "{md}"
+    );
+}
+
+/// A comparison folder gets a summary too: its conclusion, each build's rate and the first
+/// failing run's witness.
+#[test]
+fn a_comparison_has_a_summary() {
+    let _g = lock();
+    let root = scratch("compare-summary");
+    copy_dir(&ozone_fixture(), &root.join("2.2.0/s1"));
+    let record = json!({
+        "scenario": "ozone-retry-after-restart",
+        "scenario_path": "scenarios/ozone/retry-after-restart.yaml",
+        "seeds": [1],
+        "conclusion": "fix confirmed: violated, unreached on 2.2.0 in 1 of 1 seeds",
+        "builds": [
+            {"build": "2.2.0", "folder": "2.2.0", "image": "chaos-ozone:2.2.0",
+             "runs": [{"class": "violated-unreached", "folder": "2.2.0/s1", "seconds": 227.0, "seed": 1}]},
+            {"build": "2.2.0+fix", "folder": "fix", "image": "chaos-ozone:fix",
+             "runs": [{"class": "held", "folder": "fix/s1", "seconds": 220.0, "seed": 1}]}
+        ]
+    });
+    std::fs::write(root.join("compare.json"), record.to_string()).unwrap();
+    let md = report::summary_of(&root).unwrap();
+    assert_eq!(md, read(&root.join("summary.md")));
+    for needed in [
+        "fix confirmed",
+        "**2.2.0** (chaos-ozone:2.2.0): violated, unreached 1 of 1",
+        "**2.2.0+fix** (chaos-ozone:fix): held 1 of 1",
+        "#### On 2.2.0 (seed 1)",
+        "163 calls sent again were answered differently",
+    ] {
+        assert!(md.contains(needed), "lacks {needed}:\n{md}");
+    }
+}
+
+/// Chromium: the Ozone report loads cleanly and is kept as screenshots; with 100 witnesses the
+/// violation section stays within two screens (the window is 1000 px high).
+#[test]
+fn chromium_keeps_the_ozone_report_and_100_witnesses_fit_two_screens() {
+    let _g = lock();
+    let dir = rendered(&ozone_fixture(), "cr-ozone");
+    let page = dir.join("index.html");
+    let loaded = chromium(&url(&page), &["--dump-dom".to_string()]);
+    assert!(loaded.console.is_empty(), "console: {:#?}", loaded.console);
+    assert!(
+        loaded.requests.is_empty(),
+        "network: {:#?}",
+        loaded.requests
+    );
+    let shot = artifacts().join("ozone-report.png");
+    let _ = std::fs::remove_file(&shot);
+    chromium(&url(&page), &[format!("--screenshot={}", shot.display())]);
+    assert!(std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0) > 10_000);
+    println!("ozone report screenshot: {}", shot.display());
+    let html = read(&page).replacen(
+        "</style>",
+        "section:not(#violations),nav{display:none}</style>",
+        1,
+    );
+    let view = dir.join("violation-view.html");
+    std::fs::write(&view, html).unwrap();
+    let shot = artifacts().join("ozone-violations.png");
+    chromium(&url(&view), &[format!("--screenshot={}", shot.display())]);
+    println!("ozone violations screenshot: {}", shot.display());
+
+    // 100 calls answered differently (the run's first 100) and 100 illegal keys.
+    let hundred = scratch("cr-ozone-100").join("run");
+    copy_dir(&ozone_fixture(), &hundred);
+    let path = hundred.join("result.json");
+    let mut r: Value = serde_json::from_str(&read(&path)).unwrap();
+    for c in r["checks"].as_array_mut().unwrap() {
+        if let Some(d) = c["detail"]["duplicates"].as_array_mut() {
+            d.retain(|x| x["consistent"] == false);
+            d.truncate(100);
+            assert_eq!(d.len(), 100);
+        }
+        if let Some(p) = c["detail"]["partitions"].as_array_mut() {
+            let first = p
+                .iter()
+                .find(|x| x["explanation"].is_object())
+                .unwrap()
+                .clone();
+            p.clear();
+            p.extend((0..100).map(|i| {
+                let mut x = first.clone();
+                x["key"] = json!(format!("k{i}"));
+                x
+            }));
+        }
+    }
+    std::fs::write(&path, r.to_string()).unwrap();
+    report::render(&hundred).unwrap();
+    let html = read(&hundred.join("index.html"));
+    assert!(html.contains("And 99 more like it"), "the retry witnesses");
+    assert!(
+        html.contains("And 99 more like it: every illegal key"),
+        "the keys"
+    );
+    let loaded = chromium(
+        &url(&hundred.join("index.html")),
+        &["--dump-dom".to_string()],
+    );
+    let px: u32 = regex::Regex::new(r#"data-violations-px="(\d+)""#)
+        .unwrap()
+        .captures(&loaded.dom)
+        .expect("the script measured the violation section")[1]
+        .parse()
+        .unwrap();
+    println!("violation section with 100 + 100 witnesses: {px} px high");
+    assert!(px > 300, "{px} px: the section was drawn");
+    assert!(px <= 2 * 1000, "{px} px: more than two screens of 1000 px");
+    // Every witness is in the page, not left out to fit.
+    assert!(loaded.dom.matches("<td class=\"num\">").count() >= 100);
 }

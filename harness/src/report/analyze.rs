@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::load::{show, LogLine, Op, OpStatus, RunFolder};
+use super::load::{show, Clock, LogLine, Op, OpStatus, RunFolder};
 use super::violations::Violation;
 use crate::faults::log::{fault_label, ok, targets, Window};
 use regex::Regex;
@@ -76,14 +76,35 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
     // The clock offset each node runs at now, as its segment's state (`clock +70s`).
     let mut clock: HashMap<String, String> = HashMap::new();
     let mut opens = Vec::new();
+    // Steps whose nodes were awaited until they answered (a `ready` event): until then, their
+    // nodes are "not answering".
+    let awaited: BTreeSet<String> = run
+        .faults
+        .iter()
+        .filter(|f| f["phase"] == "ready")
+        .map(|f| f["step"].to_string())
+        .collect();
     for f in &run.faults {
-        if !ok(f) {
+        let ready = f["phase"] == "ready";
+        if !ok(f) && !ready {
             continue;
         }
         let t = f["time"].as_u64().unwrap_or(0);
         let mut ts = targets(f);
         if ts.iter().any(|x| x == "all") {
             ts = nodes.to_vec();
+        }
+        // The nodes a restart or a start brought back answer again.
+        if ready {
+            for node in ts {
+                close(&mut open, &node, "not answering", t, &mut segments);
+                marks.push(Mark {
+                    time: t,
+                    node,
+                    what: "answering again",
+                });
+            }
+            continue;
         }
         if matches!(f["action"].as_str(), Some("clock-skew" | "restore-clock")) {
             let offset = f["offset"].as_str().unwrap_or("+0s");
@@ -109,6 +130,31 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
             }
             continue;
         }
+        // A restart takes its nodes down from its start to its end, and they answer again only
+        // at its `ready` event: both are part of the node's row.
+        if f["action"] == "restart" {
+            let started = f["started"].as_u64().unwrap_or(t).min(t);
+            for node in ts {
+                close(&mut open, &node, "down", started, &mut segments);
+                if t > started {
+                    segments.push(Segment {
+                        node: node.clone(),
+                        state: "restarting".into(),
+                        start: started,
+                        end: t,
+                    });
+                }
+                if awaited.contains(&f["step"].to_string()) {
+                    open.insert((node.clone(), "not answering".into()), t);
+                }
+                marks.push(Mark {
+                    time: started,
+                    node,
+                    what: "restarted",
+                });
+            }
+            continue;
+        }
         let (what, opens_state, closes): (&'static str, Option<&'static str>, &[&'static str]) =
             match f["action"].as_str().unwrap_or("") {
                 "pause" => ("paused", Some("paused"), &[]),
@@ -127,6 +173,9 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
             }
             if let Some(s) = opens_state {
                 opens.push((node.clone(), s.to_string(), t));
+            }
+            if what == "started" && awaited.contains(&f["step"].to_string()) {
+                opens.push((node.clone(), "not answering".to_string(), t));
             }
             marks.push(Mark {
                 time: t,
@@ -209,6 +258,8 @@ pub struct Excerpt {
 }
 
 const EXCERPT_LINES: usize = 14;
+/// Lines of the answering node's log under a witness.
+const ANSWER_LINES: usize = 9;
 const LINE_CHARS: usize = 600;
 
 fn around(
@@ -321,6 +372,139 @@ pub fn excerpts(run: &RunFolder, violations: &[Violation]) -> Vec<Excerpt> {
     out
 }
 
+/// The log lines of the node that answered, around its answer: up to `ANSWER_LINES` lines
+/// from a second before the call to half a second after its answer, centred on the first line
+/// that names the key (those are marked), else on the answer.
+pub fn answering_lines(
+    run: &RunFolder,
+    node: &str,
+    invoked: u64,
+    completed: Option<u64>,
+    key: &str,
+) -> (Vec<LogLine>, Vec<usize>) {
+    let Some(log) = run.logs.iter().find(|l| l.node == node) else {
+        return (Vec::new(), Vec::new());
+    };
+    let (from, to) = (
+        invoked as f64 / 1e9 - 1.0,
+        completed.unwrap_or(invoked) as f64 / 1e9 + 0.5,
+    );
+    let lo = log.lines.partition_point(|l| l.time.unwrap_or(0.0) < from);
+    let hi = log.lines.partition_point(|l| l.time.unwrap_or(0.0) <= to);
+    let window = &log.lines[lo..hi.max(lo)];
+    let names_key = key_regex(key);
+    let marked: Vec<usize> = window
+        .iter()
+        .filter(|l| names_key.as_ref().is_some_and(|re| re.is_match(&l.text)))
+        .map(|l| l.number)
+        .collect();
+    let centre = match marked.first() {
+        Some(m) => window.iter().position(|l| l.number == *m).unwrap_or(0),
+        None => window
+            .partition_point(|l| l.time.unwrap_or(0.0) < completed.unwrap_or(invoked) as f64 / 1e9),
+    };
+    let a = centre.saturating_sub(ANSWER_LINES / 2);
+    let b = (a + ANSWER_LINES).min(window.len());
+    let a = b.saturating_sub(ANSWER_LINES);
+    let mut lines = window[a..b].to_vec();
+    for l in &mut lines {
+        if l.text.chars().count() > LINE_CHARS {
+            l.text = l.text.chars().take(LINE_CHARS).collect::<String>() + " …";
+        }
+    }
+    (lines, marked)
+}
+
+/// A key as a whole word of a log line (`c12` is not `c123`).
+fn key_regex(key: &str) -> Option<Regex> {
+    if key.is_empty() {
+        return None;
+    }
+    Regex::new(&format!(r"(^|[^\w-]){}($|[^\w-])", regex::escape(key))).ok()
+}
+
+/// The fault steps of one kind that applied: how many, on which nodes, when each began.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppliedKind {
+    pub action: String,
+    pub count: usize,
+    pub targets: Vec<String>,
+    /// When each began (the recorder's ns), as the scenario's `at:` counts.
+    pub times: Vec<u64>,
+}
+
+/// Every fault step that applied (faults.jsonl's `apply` events that succeeded), by kind, in
+/// the order the kinds first applied.
+pub fn applied(run: &RunFolder) -> Vec<AppliedKind> {
+    let mut out: Vec<AppliedKind> = Vec::new();
+    for f in &run.faults {
+        if f["phase"] != "apply" || !ok(f) {
+            continue;
+        }
+        let action = show(&f["action"]);
+        let t = f["started"]
+            .as_u64()
+            .or(f["time"].as_u64())
+            .unwrap_or(0)
+            .min(f["time"].as_u64().unwrap_or(u64::MAX));
+        let i = match out.iter().position(|k| k.action == action) {
+            Some(i) => i,
+            None => {
+                out.push(AppliedKind {
+                    action,
+                    count: 0,
+                    targets: Vec::new(),
+                    times: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let k = &mut out[i];
+        k.count += 1;
+        k.times.push(t);
+        for n in targets(f) {
+            if !k.targets.contains(&n) {
+                k.targets.push(n);
+            }
+        }
+    }
+    out
+}
+
+/// `reset-connections ×3 on om1, om2, om3 at 8.0, 9.0, 10.0 s; restart ×1 on om1, om2, om3 at
+/// 15.0 s`.
+pub fn applied_phrase(kinds: &[AppliedKind], clock: Clock) -> String {
+    if kinds.is_empty() {
+        return "none".into();
+    }
+    kinds
+        .iter()
+        .map(|k| {
+            let mut times: Vec<String> = k
+                .times
+                .iter()
+                .take(6)
+                .map(|t| format!("{:.1}", clock.s(*t)))
+                .collect();
+            if k.times.len() > 6 {
+                times.push(format!("… ({} more)", k.times.len() - 6));
+            }
+            format!(
+                "{} ×{}{} at {} s",
+                k.action,
+                k.count,
+                if k.targets.is_empty() {
+                    String::new()
+                } else {
+                    format!(" on {}", k.targets.join(", "))
+                },
+                times.join(", ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// `name version` pairs found near the top of the node logs (etcd-version 3.4.23, ...).
 pub fn versions(run: &RunFolder) -> Vec<(String, String)> {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
@@ -328,9 +512,18 @@ pub fn versions(run: &RunFolder) -> Vec<(String, String)> {
         Regex::new(r#"(?i)"?\b([a-z][\w-]*?[-_ ]?version)"?\s*[:=]\s*"?v?(\d+\.\d+(?:\.\d+)?(?:[-+][\w.]+)?)"#)
             .expect("regex")
     });
+    // Hadoop's start banner (Ozone): `STARTUP_MSG:     version = 2.2.0`.
+    static BANNER: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let banner = BANNER.get_or_init(|| {
+        Regex::new(r"STARTUP_MSG:\s+version\s*=\s*v?(\d+\.\d+[\w.+-]*)").expect("regex")
+    });
+    let system = show(&run.result["system"]);
     let mut found: BTreeSet<(String, String)> = BTreeSet::new();
     for log in &run.logs {
         for line in log.lines.iter().take(200) {
+            if let Some(c) = banner.captures(&line.text) {
+                found.insert((system.clone(), c[1].to_string()));
+            }
             for c in re.captures_iter(&line.text) {
                 found.insert((c[1].to_string(), c[2].to_string()));
             }
@@ -357,6 +550,7 @@ mod tests {
         };
         let run = RunFolder {
             dir: PathBuf::new(),
+            clock: Default::default(),
             result: json!({}),
             scenario: String::new(),
             ops: Vec::new(),

@@ -357,3 +357,52 @@ pub fn render_index(dir: &Path) -> Result<Vec<Entry>> {
     })?;
     Ok(list)
 }
+
+/// How the runs of one run folder's scenario (on its build) ended, over the run folders beside
+/// it (a scenario's runs land in one folder, as the index lists them): None with no other run.
+pub fn sibling_tally(run_dir: &Path, result: &Value) -> Option<crate::rates::Tally> {
+    let parent = run_dir.parent()?;
+    let build = |dir: &Path| {
+        crate::run_folder::read_object(dir, "build.json")
+            .ok()
+            .and_then(|b| b["build"].as_str().map(str::to_string))
+    };
+    let own_build = build(run_dir);
+    let mut tally = crate::rates::Tally::default();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let Ok(r) = crate::run_folder::read_object(&dir, "result.json") else {
+            continue;
+        };
+        if r["scenario"] != result["scenario"] || build(&dir) != own_build {
+            continue;
+        }
+        tally.add(
+            crate::rates::Class::of_result(&r),
+            r["duration_s"].as_f64().unwrap_or(0.0),
+        );
+    }
+    (tally.runs > 1).then_some(tally)
+}
+
+/// `confirmed in 9 of 10 runs (60-98%); violated, unreached in 1 of 10 (0-40%)`: this run's
+/// class first.
+pub fn rate_words(tally: &crate::rates::Tally, own: crate::rates::Class) -> String {
+    let mut classes: Vec<(crate::rates::Class, u32)> =
+        tally.counts.iter().map(|(c, n)| (*c, *n)).collect();
+    classes.sort_by_key(|(c, n)| (*c != own, std::cmp::Reverse(*n)));
+    classes
+        .iter()
+        .map(|(c, n)| {
+            let share = crate::rates::share(*n, tally.runs);
+            format!("{} in {}", c.word(), share.replacen(" (", " runs (", 1))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}

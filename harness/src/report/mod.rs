@@ -1,8 +1,10 @@
 //! The run folder's report, a pure function of the folder: index.html (one self-contained page:
-//! summary in sentences, timeline, violation view, latency, logs around faults), junit.xml and
-//! report.json (the sentences, for the index of runs). `index` builds reports/index.html over
-//! many run folders. Nothing here talks to Docker or the network, and nothing reads outside
-//! the run folder.
+//! summary in sentences, timeline, violation view, latency, logs around faults), junit.xml,
+//! summary.md (to paste into a bug tracker) and report.json (the sentences, for the index of
+//! runs). `index` builds reports/index.html over many run folders. Nothing here talks to Docker
+//! or the network; the one thing read outside the run folder is the result.json of the run
+//! folders beside it, for the rate over the scenario's runs. Every time shown counts from the
+//! workload's start (`load::Clock`), as a scenario's `at:` does.
 
 pub mod analyze;
 pub mod data;
@@ -10,6 +12,7 @@ pub mod index;
 pub mod junit;
 pub mod load;
 pub mod page;
+pub mod summary;
 pub mod violations;
 
 use std::path::Path;
@@ -27,6 +30,8 @@ pub struct Rendered {
     pub junit: String,
     /// report.json: verdict sentences and counts, for the index.
     pub summary: Value,
+    /// summary.md: the run in a few lines of Markdown, for a bug tracker.
+    pub markdown: String,
     /// One line for stdout.
     pub line: String,
     /// What of the folder could not be read (lines of history.jsonl, refused files), for
@@ -41,6 +46,7 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
     let html = page::render(&model).into_string();
     let r = &run.result;
     let folder = run_dir.display().to_string();
+    let markdown = summary::run_summary(&model, &folder);
     let checks: Vec<(String, String, Vec<String>, String)> = model
         .checks
         .iter()
@@ -140,6 +146,7 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         html,
         junit,
         summary,
+        markdown,
         line,
         notes,
     })
@@ -172,6 +179,7 @@ pub fn render(run_dir: &Path) -> Result<String> {
             .map_err(|e| HarnessError::infra(format!("cannot write {name}: {e}")))
     };
     write("index.html", out.html.as_bytes())?;
+    write("summary.md", out.markdown.as_bytes())?;
     write("junit.xml", out.junit.as_bytes())?;
     write(
         "report.json",
@@ -180,4 +188,20 @@ pub fn render(run_dir: &Path) -> Result<String> {
             .as_bytes(),
     )?;
     Ok(out.line)
+}
+
+/// The Markdown summary of a run folder (rendered again) or of a comparison folder (one with a
+/// compare.json), for `chaos report DIR --summary`; written as DIR/summary.md too.
+pub fn summary_of(dir: &Path) -> Result<String> {
+    if let Some(text) = load::read_inside(dir, "compare.json") {
+        let record: Value = serde_json::from_str(&text)
+            .map_err(|e| HarnessError::BadInput(format!("{}/compare.json: {e}", dir.display())))?;
+        let markdown = summary::comparison(dir, &record);
+        std::fs::write(dir.join("summary.md"), &markdown)
+            .map_err(|e| HarnessError::infra(format!("cannot write summary.md: {e}")))?;
+        return Ok(markdown);
+    }
+    render(dir)?;
+    load::read_inside(dir, "summary.md")
+        .ok_or_else(|| HarnessError::infra(format!("{}: no summary.md", dir.display())))
 }

@@ -6,19 +6,36 @@ use std::collections::BTreeMap;
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-use super::analyze::{self, Excerpt, LatencyRow};
+use super::analyze::{self, AppliedKind, Excerpt, LatencyRow};
 use super::data;
-use super::load::{show, Op, OpStatus, RunFolder};
-use super::violations::{self, secs, CheckView, Violation};
+use super::load::{show, Clock, LogLine, Op, OpStatus, RunFolder};
+use super::violations::{self, short_id, CheckView, Retried, Violation};
 use crate::faults::log::{self as fault_log, Window};
+use crate::rates::{Class, Tally};
 
 pub const CSS: &str = include_str!("report.css");
+
+/// Fault actions that are over once applied.
+const ONCE: [&str; 7] = [
+    "reset-connections",
+    "transfer-leader",
+    "take-snapshot",
+    "close-container",
+    "prepare",
+    "clear-proxy",
+    "clear-fs",
+];
 pub const JS: &str = include_str!("report.js");
 
 /// Everything computed for one page.
 pub struct Model<'a> {
     pub run: &'a RunFolder,
+    pub clock: Clock,
     pub end: u64,
+    /// Every fault step that applied, by kind.
+    pub applied: Vec<AppliedKind>,
+    /// How this scenario's runs beside this one ended, if there are others.
+    pub rate: Option<Tally>,
     pub windows: Vec<Window>,
     pub checks: Vec<CheckView>,
     pub violations: Vec<Violation>,
@@ -30,25 +47,25 @@ pub struct Model<'a> {
 
 pub fn model(run: &RunFolder) -> Model<'_> {
     let end = analyze::run_end(run);
-    let windows = fault_log::windows(&run.faults, end);
+    // Steps that act once and are over (a reset, a leader transfer, a snapshot) are lines on
+    // the timeline, not windows until the end of the run.
+    let windows: Vec<Window> = fault_log::windows(&run.faults, end)
+        .into_iter()
+        .filter(|w| !(w.end >= end && ONCE.contains(&w.action.as_str())))
+        .collect();
     let nodes = analyze::nodes(run);
     let (marks, segments) = analyze::lifecycle(run, &nodes, end);
     let (checks, violations) = violations::violations_and_checks(run);
     let latency = analyze::latency_rows(&run.ops, &windows);
     let excerpts = analyze::excerpts(run, &violations);
     let versions = analyze::versions(run);
-    let doc = data::document(
-        &run.ops,
-        &windows,
-        &marks,
-        &segments,
-        &nodes,
-        &violations,
-        end,
-    );
+    let doc = data::document(run, &windows, &marks, &segments, &nodes, &violations, end);
     Model {
         run,
+        clock: run.clock,
         end,
+        applied: analyze::applied(run),
+        rate: super::index::sibling_tally(&run.dir, &run.result),
         windows,
         checks,
         violations,
@@ -127,12 +144,7 @@ pub fn render(m: &Model) -> Markup {
                 main {
                     (summary(m, &verdict, &scenario))
                     (timeline(m))
-                    @if !m.violations.is_empty() {
-                        section #violations {
-                            h2 { "Violations" }
-                            @for v in &m.violations { (violation(m, v)) }
-                        }
-                    }
+                    @if !m.violations.is_empty() { (violations_section(m)) }
                     (latency(m))
                     (faults(m))
                     @if let Some(s) = &m.run.shrink { (shrunk(s)) }
@@ -159,6 +171,66 @@ pub fn render(m: &Model) -> Markup {
     }
 }
 
+/// The page's first sentence: what the run found, in words.
+pub fn verdict_sentence(m: &Model) -> (String, Option<String>) {
+    let r = &m.run.result;
+    let verdict = show(&r["verdict"]);
+    let failing: Vec<&CheckView> = m.checks.iter().filter(|c| c.verdict != "ok").collect();
+    match verdict.as_str() {
+        "ok" => {
+            let names: Vec<&str> = m.checks.iter().map(|c| c.name.as_str()).collect();
+            let what = if names.is_empty() {
+                "nothing was checked".to_string()
+            } else {
+                format!("every check held ({})", names.join(", "))
+            };
+            match r["confirmation"].as_str() {
+                Some("not-reached") => (
+                    format!("No violation, but the run did not reach the bug's situation: {what}."),
+                    None,
+                ),
+                _ => (format!("Passed: {what}."), None),
+            }
+        }
+        "illegal" | "unknown" => {
+            let c = failing.first();
+            let first = c.and_then(|c| c.sentences.first());
+            let word = if verdict == "illegal" {
+                "Violation"
+            } else {
+                "Undecided"
+            };
+            match (c, first) {
+                (Some(c), Some(s)) => (
+                    format!("{word} — {}: {}.", c.name, capitalize(&s.text)),
+                    s.anchor.clone(),
+                ),
+                _ => (format!("{word}."), None),
+            }
+        }
+        _ => (
+            format!(
+                "Not checked: {}",
+                r["error"].as_str().unwrap_or("the run did not finish")
+            ),
+            None,
+        ),
+    }
+}
+
+/// A paragraph's first sentence and the rest.
+fn first_sentence(text: &str) -> (String, String) {
+    let text = text.trim();
+    let cut = text
+        .char_indices()
+        .find(|(i, c)| *c == '.' && text[i + 1..].starts_with(|n: char| n.is_whitespace()))
+        .map(|(i, _)| i + 1);
+    match cut {
+        Some(i) => (text[..i].to_string(), text[i..].trim().to_string()),
+        None => (text.to_string(), String::new()),
+    }
+}
+
 fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
     let r = &m.run.result;
     let stats = &r["stats"];
@@ -166,16 +238,23 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
     for o in &m.run.ops {
         *outcomes.entry(o.outcome).or_default() += 1;
     }
-    let mut fault_kinds: BTreeMap<&str, usize> = BTreeMap::new();
-    for w in &m.windows {
-        *fault_kinds.entry(w.action.as_str()).or_default() += 1;
-    }
     let skipped = m
         .run
         .faults
         .iter()
-        .filter(|f| f["outcome"].as_str().is_some_and(|o| o != "ok"))
+        .filter(|f| f["phase"] != "ready" && f["outcome"].as_str().is_some_and(|o| o != "ok"))
         .count();
+    let steps = r["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["check"] == "faults")
+        .map(|c| {
+            format!(
+                "{} of {} steps applied: ",
+                c["detail"]["applied"], c["detail"]["total"]
+            )
+        });
     // With `reached:`, what the verdict says of the bug: a pass that did not reach the bug's
     // situation is no pass (the run exited 2).
     let confirmation = r["confirmation"].as_str();
@@ -183,6 +262,9 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
         Some("not-reached") => "unknown",
         _ => verdict,
     };
+    let (sentence, anchor) = verdict_sentence(m);
+    let description = r["description"].as_str().map(first_sentence);
+    let workload_at = m.clock.t0 as f64 / 1e9;
     html! {
         section #summary class={"summary s-" (border)} {
             div.head {
@@ -192,24 +274,23 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                     " " (confirmation_badge(c))
                 }
             }
-            @if let Some(sentence) = r["confirmation_sentence"].as_str() { p { strong { (sentence) } } }
-            @if let Some(d) = r["description"].as_str() { p.desc { (d) } }
+            p.verdict #verdict {
+                (sentence)
+                @if let Some(a) = &anchor { " " a href={"#" (a)} { "see the violation →" } }
+            }
             ul.checks {
-                @for (name, reached, evidence) in super::preconditions(r) {
-                    li {
-                        @if reached { span.badge.v-ok { "reached" } } @else { span.badge.v-unknown { "not reached" } }
-                        " " strong { "precondition " (name) } ": " span.sentence { (evidence) }
-                    }
-                }
                 @for c in &m.checks {
                     li {
                         (badge(&c.verdict)) " "
                         strong { (c.name) } ": "
-                        @for (i, s) in c.sentences.iter().enumerate() {
-                            @if i > 0 { br; }
-                            @match &s.anchor {
-                                Some(a) => { span.sentence { (s.text) } " " a href={"#" (a)} { "see the violation →" } }
-                                None => { span.sentence { (s.text) } }
+                        @if let Some(s) = c.sentences.first() {
+                            span.sentence { (s.text) }
+                            @if let Some(a) = &s.anchor { " " a href={"#" (a)} { "see →" } }
+                        }
+                        @if c.sentences.len() > 1 {
+                            " " span.muted { "and " (c.sentences.len() - 1) " more like it" }
+                            @if let Some(a) = c.sentences.get(1).and_then(|s| s.anchor.as_ref()) {
+                                " " a href={"#" (a)} { "(table)" }
                             }
                         }
                     }
@@ -224,16 +305,45 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                     li { span.badge.v-unknown { "note" } " not read: " (note) }
                 }
             }
+            @if confirmation.is_some() || m.rate.is_some() {
+                div.confirm {
+                    h3 { "Confirmation" }
+                    @if let Some(sentence) = r["confirmation_sentence"].as_str() { p { strong { (capitalize(sentence)) } "." } }
+                    @if let Some(t) = &m.rate {
+                        p #rate { "Over this scenario's " (t.runs) " runs in this folder: "
+                            (super::index::rate_words(t, Class::of_result(r))) "." }
+                    }
+                    ul.checks {
+                        @for (name, reached, evidence) in super::preconditions(r) {
+                            li {
+                                @if reached { span.badge.v-ok { "reached" } } @else { span.badge.v-unknown { "not reached" } }
+                                " " strong { (name) } ": " span.sentence { (evidence) }
+                            }
+                        }
+                    }
+                }
+            }
             div.facts {
                 dl {
-                    dt { "seed" } dd { (show(&r["seed"])) }
                     dt { "system" } dd { (show(&r["system"]))
                         @for (name, v) in &m.versions { " · " (name) " " (v) } }
-                    dt { "started" } dd { (show(&r["started"])) }
-                    dt { "duration" } dd { (format!("{:.1} s", r["duration_s"].as_f64().unwrap_or(m.end as f64 / 1e9))) " (history spans " (secs(m.end)) ")" }
-                    dt { "run id" } dd { (show(&r["run_id"])) }
+                    dt { "seed" } dd { (show(&r["seed"])) }
+                    dt { "reproduce" } dd.repro {
+                        code #repro { (show(&r["command"])) }
+                        button type="button" data-copy="repro" { "copy" }
+                    }
+                    dt { "started" } dd { (show(&r["started"])) " · run id " (show(&r["run_id"])) }
+                    dt { "time base" } dd {
+                        "seconds from the workload's start, as the scenario's " code { "at:" } " counts them; the cluster started "
+                        (format!("{workload_at:.1} s")) " before it"
+                    }
                 }
                 dl {
+                    dt { "faults" } dd #faults-applied {
+                        @if let Some(s) = &steps { (s) }
+                        (analyze::applied_phrase(&m.applied, m.clock))
+                        @if skipped > 0 { span.muted { " (" (skipped) " skipped)" } }
+                    }
                     dt { "operations" } dd {
                         (m.run.ops.len()) ": "
                         span.o-ok { (outcomes.get(&OpStatus::Ok).copied().unwrap_or(0)) " ok" } ", "
@@ -247,19 +357,14 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                         }
                         @if stats["by_kind"].as_object().is_some() { span.muted { " (ok/fail/info)" } }
                     }
-                    dt { "faults" } dd {
-                        @if fault_kinds.is_empty() { "none" }
-                        @for (i, (k, c)) in fault_kinds.iter().enumerate() {
-                            @if i > 0 { " · " } (k) " ×" (c)
-                        }
-                        @if skipped > 0 { span.muted { " (" (skipped) " skipped)" } }
-                    }
+                    dt { "duration" } dd { (format!("{:.1} s", r["duration_s"].as_f64().unwrap_or(m.end as f64 / 1e9))) ", of which the workload and final reads " (format!("{:.1} s", m.clock.s(m.end).max(0.0))) }
                 }
             }
-            div.repro {
-                span.muted { "reproduce: " }
-                code #repro { (show(&r["command"])) }
-                button type="button" data-copy="repro" { "copy" }
+            @if let Some((first, rest)) = &description {
+                details.desc {
+                    summary { (first) @if !rest.is_empty() { " " span.muted { "more…" } } }
+                    @if !rest.is_empty() { p { (rest) } }
+                }
             }
         }
     }
@@ -326,22 +431,48 @@ fn latency(m: &Model) -> Markup {
     }
 }
 
+/// What set a fault event off: its trigger, or for the events that follow a step (its undo,
+/// its nodes answering again, the final heal) the step they follow.
+fn trigger_words(f: &serde_json::Value) -> String {
+    if let Some(t) = f["trigger"].as_str() {
+        return t.to_string();
+    }
+    let step = f["step"]
+        .as_u64()
+        .map(|s| format!("step {s}"))
+        .unwrap_or_else(|| "the step".into());
+    match f["phase"].as_str() {
+        Some("undo") => format!("end of {step}'s window"),
+        Some("ready") => format!("{step}'s nodes answering again"),
+        Some("final-heal") => "the final phase (heal)".into(),
+        Some("self-exit") | Some("exit") => "the node itself".into(),
+        _ => "—".into(),
+    }
+}
+
 fn faults(m: &Model) -> Markup {
+    let clock = m.clock;
     html! {
         section #faults {
             h2 { "Faults" }
             @if m.run.faults.is_empty() { p.muted { "No fault was injected." } }
             @else {
-                table {
+                p.muted { "Times from the workload's start; a step that takes a while (a restart) shows when it began → when it was over." }
+                table #fault-table {
                     thead { tr { th { "time" } th { "step" } th { "fault" } th { "phase" } th { "trigger" } th { "outcome" } } }
                     tbody {
                         @for f in &m.run.faults {
-                            tr class={ @if f["outcome"].as_str().is_some_and(|o| o != "ok") { "skipped" } } {
-                                td.num { (secs(f["time"].as_u64().unwrap_or(0))) }
-                                td { (show(&f["step"])) }
+                            @let t = f["time"].as_u64().unwrap_or(0);
+                            @let started = f["started"].as_u64().filter(|s| *s + 500_000_000 < t);
+                            tr class={ @if f["phase"] != "ready" && f["outcome"].as_str().is_some_and(|o| o != "ok") { "skipped" } } {
+                                td.num {
+                                    @if let Some(s) = started { (clock.at(s)) " → " }
+                                    (clock.at(t))
+                                }
+                                td { (f["step"].as_u64().map(|s| s.to_string()).unwrap_or_default()) }
                                 td { (fault_log::fault_label(f)) }
                                 td { (show(&f["phase"])) }
-                                td.trig { (show(&f["trigger"])) }
+                                td.trig { (trigger_words(f)) }
                                 td { (show(&f["outcome"])) }
                             }
                         }
@@ -412,13 +543,13 @@ fn logs(m: &Model) -> Markup {
             @if m.excerpts.is_empty() { p.muted { "No node logs in this run folder." } }
             @for (i, e) in m.excerpts.iter().enumerate() {
                 details.excerpt class=(e.kind) open[i < 3 || e.kind != "fault"] {
-                    summary { span.t { (secs(e.time)) } " " span class={"kind k-" (e.kind)} { (e.kind) } " " (e.title) }
+                    summary { span.t { (m.clock.at(e.time)) } " " span class={"kind k-" (e.kind)} { (e.kind) } " " (e.title) }
                     @for (node, lines, marked) in &e.nodes {
                         div.node { (node) }
                         div.log {
                             @for l in lines {
                                 div class={ "ll" @if Some(l.number) == *marked { " trig" } } {
-                                    span.lt { (l.time.map(|t| format!("{t:.3}")).unwrap_or_default()) }
+                                    span.lt { (l.time.map(|t| format!("{:.3}", m.clock.log(t))).unwrap_or_default()) }
                                     @if Some(l.number) == *marked { span.tmark { "trigger ▶" } }
                                     span.lx { (l.text) }
                                 }
@@ -432,12 +563,185 @@ fn logs(m: &Model) -> Markup {
     }
 }
 
+/// The violations, by check: the first witness of each in full, then every witness in one
+/// compact, sortable table ("and 83 more like it", not 84 views).
+fn violations_section(m: &Model) -> Markup {
+    let mut groups: Vec<(&str, Vec<&Violation>)> = Vec::new();
+    for v in &m.violations {
+        match groups.iter_mut().find(|(c, _)| *c == v.check) {
+            Some((_, g)) => g.push(v),
+            None => groups.push((&v.check, vec![v])),
+        }
+    }
+    html! {
+        section #violations {
+            h2 { "Violations" }
+            @for (check, group) in &groups {
+                div.vgroup {
+                    (violation(m, group[0]))
+                    @if group.len() > 1 {
+                        h4 { "And " (group.len() - 1) " more like it: every illegal key of " (check) }
+                        (key_table(m, group))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Every illegal key of a check, one row each.
+fn key_table(m: &Model, group: &[&Violation]) -> Markup {
+    let ops = &m.run.ops;
+    let clock = m.clock;
+    html! {
+        div.wtable {
+            table.sortable.witnesses {
+                thead { tr {
+                    th { "key" } th { "operation" } th { "process" } th { "node" }
+                    th { "invoked" } th { "needs" } th { "state could only be" } th {}
+                } }
+                tbody {
+                    @for v in group {
+                        @let bad = v.stale.as_ref().map(|s| s.read).or(v.bad);
+                        tr id=(v.anchor) {
+                            td { (v.key) }
+                            td { @if let Some(b) = bad { (ops[b].describe()) } @else { (v.sentence) } }
+                            td.num { @if let Some(b) = bad { (ops[b].process) } }
+                            td { @if let Some(b) = bad { (ops[b].node.clone().unwrap_or_default()) } }
+                            td.num data-v=(bad.map(|b| clock.s(ops[b].invoke)).unwrap_or(0.0)) { @if let Some(b) = bad { (clock.at(ops[b].invoke)) } }
+                            td { (v.needs) }
+                            td { (v.states.join(" | ")) }
+                            td { @if bad.is_some() { button type="button" data-focus=(v.anchor) { "show" } } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One answer of a retried call, as a card.
+fn answer_card(m: &Model, title: &str, a: &violations::Answer) -> Markup {
+    html! {
+        div {
+            p.muted { (title) }
+            table.kv.op {
+                tr { th { "answer" } td { strong { (a.words) } } }
+                tr { th { "process" } td { (a.process) @if let Some(n) = &a.node { " → " (n) } } }
+                tr { th { "invoked" } td { (m.clock.at(a.invoked)) } }
+                tr { th { "answered" } td { (a.completed.map(|c| m.clock.at(c)).unwrap_or_else(|| "never".into())) " (" (a.status) ")" } }
+                @if let Some(l) = a.line { tr { th { "history line" } td { (l) } } }
+            }
+        }
+    }
+}
+
+/// A node's log lines around an answer, the lines that name the key marked.
+fn node_log(m: &Model, node: &str, lines: &[LogLine], marked: &[usize], key: &str) -> Markup {
+    html! {
+        div.node { "log of " (node) @if !marked.is_empty() { span.muted { " (the lines that name key " (key) " are marked)" } } }
+        div.log {
+            @for l in lines {
+                @let hit = marked.contains(&l.number);
+                div class={ "ll" @if hit { " trig" } } {
+                    span.lt { (l.time.map(|t| format!("{:.3}", m.clock.log(t))).unwrap_or_default()) }
+                    @if hit { span.tmark { "key ▶" } }
+                    span.lx { (l.text) }
+                }
+            }
+        }
+    }
+}
+
+/// A retry check's violation: the first call answered differently in full (both answers, and
+/// the log of the node that gave the later one around it), then every such call in a table.
+fn retried_view(m: &Model, v: &Violation) -> Markup {
+    let first = &v.retried[0];
+    let lines = first.later.node.as_deref().map(|node| {
+        let (lines, marked) = analyze::answering_lines(
+            m.run,
+            node,
+            first.later.invoked,
+            first.later.completed,
+            &first.key,
+        );
+        (node.to_string(), lines, marked)
+    });
+    let earlier = first.first.node.as_deref().map(|node| {
+        let (lines, marked) = analyze::answering_lines(
+            m.run,
+            node,
+            first.first.invoked,
+            first.first.completed,
+            &first.key,
+        );
+        (node.to_string(), lines, marked)
+    });
+    html! {
+        article.violation id=(v.anchor) {
+            h3 { (v.check) }
+            p.sentence.big { (capitalize(&v.sentence)) }
+            p.muted { "The checker: " (v.checker_message) }
+            h4 { "The first witness: call " (first.call) " of client " (first.client) @if !first.key.is_empty() { ", key " (first.key) } }
+            div.side {
+                (answer_card(m, "answered first", &first.first))
+                (answer_card(m, "answered later, to the very same call", &first.later))
+            }
+            @if let Some((node, lines, marked)) = &earlier {
+                @if !marked.is_empty() { (node_log(m, node, lines, marked, &first.key)) }
+            }
+            @if let Some((node, lines, marked)) = &lines {
+                @if lines.is_empty() { p.muted { "No log lines of " (node) " around the later answer." } }
+                @else { (node_log(m, node, lines, marked, &first.key)) }
+            }
+            @if v.retried.len() > 1 {
+                h4 { "And " (v.retried.len() - 1) " more like it" span.muted { " — every call answered differently (click a column to sort)" } }
+            } @else {
+                h4 { "The call" }
+            }
+            (retried_table(m, &v.retried))
+        }
+    }
+}
+
+fn retried_table(m: &Model, rows: &[Retried]) -> Markup {
+    let clock = m.clock;
+    html! {
+        div.wtable {
+            table.sortable.witnesses {
+                thead { tr {
+                    th { "call" } th { "client" } th { "key" } th { "first answer" } th { "at" }
+                    th { "later answer" } th { "at" } th { "node" }
+                } }
+                tbody {
+                    @for r in rows {
+                        tr {
+                            td.num { (r.call) }
+                            td title=(r.client) { (short_id(&r.client)) }
+                            td { (r.key) }
+                            td { (r.first.words) }
+                            td.num data-v=(clock.s(r.first.invoked)) { (clock.at(r.first.invoked)) }
+                            td { (r.later.words) }
+                            td.num data-v=(clock.s(r.later.invoked)) { (clock.at(r.later.invoked)) }
+                            td { (r.later.node.clone().unwrap_or_default()) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The violation view: the key's sub-history around the point where linearization stops, drawn
 /// as an SVG (lanes per process, the linearization's order numbered, the op that cannot be placed
 /// in red), then the order as a table and the needed against the possible states.
 fn violation(m: &Model, v: &Violation) -> Markup {
     let ops = &m.run.ops;
-    if !v.lost_rows.is_empty() || !v.answers.is_empty() {
+    let clock = m.clock;
+    if !v.retried.is_empty() {
+        return retried_view(m, v);
+    }
+    if !v.lost_rows.is_empty() {
         return html! {
             article.violation id=(v.anchor) {
                 h3 { (v.check) }
@@ -445,24 +749,15 @@ fn violation(m: &Model, v: &Violation) -> Markup {
                 p.muted { "The checker: " (v.checker_message) }
                 // Each lost write under the fault that lost it: the first on its node after
                 // the write was acknowledged.
-                @for (fault, rows) in by_fault(&v.lost_rows) {
-                    h4 { "Lost writes — " (fault) }
-                    table {
-                        tr { th { "write" } th { "acknowledged at" } th { "process" } }
-                        @for (w, t, p, _) in rows {
-                            tr { td { (w) } td.num { (secs(*t)) } td { (p) } }
-                        }
-                    }
-                }
-                @for answers in &v.answers {
-                    h4 { "The answers, side by side" }
-                    div.side {
-                        @for (d, p, t, st) in answers {
-                            table.kv.op {
-                                tr { th { "answer" } td { strong { (d) } } }
-                                tr { th { "process" } td { (p) } }
-                                tr { th { "invoked" } td { (secs(*t)) } }
-                                tr { th { "outcome" } td { (st) } }
+                div.wtable {
+                    @for (fault, rows) in by_fault(&v.lost_rows) {
+                        h4 { "Lost writes — " (fault) }
+                        table.sortable {
+                            thead { tr { th { "write" } th { "acknowledged at" } th { "process" } } }
+                            tbody {
+                                @for (w, t, p, _) in rows {
+                                    tr { td { (w) } td.num data-v=(clock.s(*t)) { (clock.at(*t)) } td { (p) } }
+                                }
                             }
                         }
                     }
@@ -475,12 +770,12 @@ fn violation(m: &Model, v: &Violation) -> Markup {
             h3 { "Key " (v.key) " — " (v.check) }
             p.sentence.big { (capitalize(&v.sentence)) }
             p.muted { "The checker: " (v.checker_message) }
-            (violation_svg(ops, v))
+            (violation_svg(clock, ops, v))
             div.cols {
                 div {
                     h4 { "Cannot be placed" }
                     @if let Some(b) = v.bad {
-                        (op_table(&ops[b]))
+                        (op_table(clock, &ops[b]))
                     }
                     table.kv {
                         tr { th { "needs" } td.needs { (v.needs) } }
@@ -489,8 +784,8 @@ fn violation(m: &Model, v: &Violation) -> Markup {
                     @if let Some(s) = &v.stale {
                         h4 { "The two answers" }
                         div.side {
-                            div { p.muted { "acknowledged first" } (op_table(&ops[s.newer])) }
-                            div { p.muted { "read later" } (op_table(&ops[s.read])) }
+                            div { p.muted { "acknowledged first" } (op_table(clock, &ops[s.newer])) }
+                            div { p.muted { "read later" } (op_table(clock, &ops[s.read])) }
                         }
                     }
                     @if !v.lost.is_empty() {
@@ -500,9 +795,9 @@ fn violation(m: &Model, v: &Violation) -> Markup {
                             @for l in &v.lost {
                                 tr {
                                     td { (show(&ops[l.add].value)) }
-                                    td { (secs(ops[l.add].complete.unwrap_or(0))) }
+                                    td { (clock.at(ops[l.add].complete.unwrap_or(0))) }
                                     td { (ops[l.add].process) }
-                                    td { (secs(ops[l.read].invoke)) }
+                                    td { (clock.at(ops[l.read].invoke)) }
                                     td { (l.fault.clone().unwrap_or_else(|| "none".into())) }
                                 }
                             }
@@ -555,19 +850,19 @@ fn short(op: &Op) -> String {
     format!("{} {v}", op.f.chars().next().unwrap_or('?'))
 }
 
-fn op_table(op: &Op) -> Markup {
+fn op_table(clock: Clock, op: &Op) -> Markup {
     html! {
         table.kv.op {
             tr { th { "operation" } td { strong { (op.describe()) } } }
             tr { th { "process" } td { (op.process) @if let Some(n) = &op.node { " → " (n) } } }
-            tr { th { "invoked" } td { (secs(op.invoke)) } }
-            tr { th { "completed" } td { (op.complete.map(secs).unwrap_or_else(|| "never".into())) " (" (op.outcome.as_str()) ")" } }
+            tr { th { "invoked" } td { (clock.at(op.invoke)) } }
+            tr { th { "completed" } td { (op.complete.map(|c| clock.at(c)).unwrap_or_else(|| "never".into())) " (" (op.outcome.as_str()) ")" } }
             tr { th { "history line" } td { (op.line) } }
         }
     }
 }
 
-fn violation_svg(ops: &[Op], v: &Violation) -> Markup {
+fn violation_svg(clock: Clock, ops: &[Op], v: &Violation) -> Markup {
     let (chosen, start, end) = violations::neighbourhood(ops, v, 10);
     if chosen.is_empty() {
         return html! { p.muted { "The operations of this violation are not in history.jsonl." } };
@@ -628,7 +923,7 @@ fn violation_svg(ops: &[Op], v: &Violation) -> Markup {
                     @let k = (events.len().saturating_sub(1)) * t / ticks;
                     @let xx = left + (k as f64 + 0.5) * slot;
                     line x1=(format!("{xx:.1}")) x2=(format!("{xx:.1}")) y1=(top - 6.0) y2=(height - 24.0) class="grid" {}
-                    text x=(format!("{xx:.1}")) y=(height - 8.0) class="tick" text-anchor="middle" { (format!("{:.3} s", events.get(k).copied().unwrap_or(start) as f64 / 1e9)) }
+                    text x=(format!("{xx:.1}")) y=(height - 8.0) class="tick" text-anchor="middle" { (clock.at(events.get(k).copied().unwrap_or(start))) }
                 }
                 @for &i in &chosen {
                     @let o = &ops[i];
@@ -638,7 +933,7 @@ fn violation_svg(ops: &[Op], v: &Violation) -> Markup {
                     @let n = order.get(&i).copied();
                     @let cls = if Some(i) == bad { "op bad" } else if Some(i) == witness { "op wit" } else if n.is_some() { "op lin" } else { "op other" };
                     g class=(cls) {
-                        title { (o.describe()) " · process " (o.process) " · " (secs(o.invoke)) " → " (o.complete.map(secs).unwrap_or_else(|| "never".into()))
+                        title { (o.describe()) " · process " (o.process) " · " (clock.at(o.invoke)) " → " (o.complete.map(|c| clock.at(c)).unwrap_or_else(|| "never".into()))
                             @if let Some(n) = n { " · linearized #" (n) } @if Some(i) == bad { " · cannot be placed" } }
                         rect x=(format!("{x0:.1}")) y=(y) width=(format!("{:.1}", x1 - x0)) height="22" rx="3" {}
                         @let label = o.describe();

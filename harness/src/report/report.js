@@ -9,8 +9,11 @@
   var O = D.op, N = O.s.length, END = Math.max(D.end, 1);
   var OUT = ['#2f8f46', '#c2410c', '#b7950b'], OUTNAME = ['ok', 'fail', 'info (unknown)'];
   var KIND = ['#2563eb', '#db2777', '#059669', '#d97706', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
-  var SEG = { 'down': '#374151', 'paused': '#60a5fa', 'cut off': '#a78bfa' };
+  var SEG = { 'down': '#374151', 'paused': '#60a5fa', 'cut off': '#a78bfa', 'restarting': '#374151', 'not answering': '#9ca3af' };
   var tip = document.getElementById('tip');
+  // Times are microseconds from the workload's start (the scenario's `at:`); the cluster's
+  // start, before 0, is drawn as a narrow phase of its own while the view begins at 0.
+  var PRE_US = D.t0 || 0, PRE = PRE_US > 0 ? 86 : 0;
   var view = { t0: 0, t1: END * 1.01 };
   var keyFilter = -1;
   var dpr = window.devicePixelRatio || 1;
@@ -22,17 +25,22 @@
     if (v.witness !== null && v.witness !== undefined) wit[v.witness] = 1;
   });
 
-  // Per lane: op indexes in invocation order (ids are in invocation order already).
+  // Per lane: op indexes in invocation order (ids are in invocation order already). An op that
+  // never completed is drawn until the next op of its lane (its process handed the lane on).
   var lanes = D.lanes.map(function () { return []; });
   var maxDur = D.lanes.map(function () { return 0; });
-  for (var i = 0; i < N; i++) {
-    var l = O.l[i];
-    lanes[l].push(i);
-    var e = O.e[i] < 0 ? END : O.e[i];
-    if (e - O.s[i] > maxDur[l]) maxDur[l] = e - O.s[i];
-  }
+  var CAP = new Float64Array(N);
+  for (var i = 0; i < N; i++) lanes[O.l[i]].push(i);
+  lanes.forEach(function (arr, l) {
+    for (var j = 0; j < arr.length; j++) {
+      var i = arr[j];
+      CAP[i] = O.e[i] >= 0 ? O.e[i] : (j + 1 < arr.length ? Math.max(O.s[arr[j + 1]], O.s[i]) : END);
+      if (CAP[i] - O.s[i] > maxDur[l]) maxDur[l] = CAP[i] - O.s[i];
+    }
+  });
 
   function fmtT(us) { return (us / 1e6).toFixed(3) + ' s'; }
+  function fmtPhase(us) { return us < 0 ? fmtT(us) + ' (cluster start)' : fmtT(us); }
   function fmtMs(us) { var m = us / 1000; return m >= 100 ? m.toFixed(0) + ' ms' : m.toFixed(2) + ' ms'; }
   function lowerBound(arr, t, get) {
     var lo = 0, hi = arr.length;
@@ -51,11 +59,52 @@
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     return { ctx: ctx, w: w, h: h };
   }
-  var LEFT = 78, RIGHT = 10;
-  function xOf(t, w) { return LEFT + (t - view.t0) / (view.t1 - view.t0) * (w - LEFT - RIGHT); }
-  function tOf(x, w) { return view.t0 + (x - LEFT) / (w - LEFT - RIGHT) * (view.t1 - view.t0); }
+  var LEFT = 86, RIGHT = 10;
+  // Width of the cluster's phase: shown while the view begins at the workload's start.
+  function pre() { return PRE && view.t0 <= 0 ? PRE : 0; }
+  function xOf(t, w) {
+    var p = pre();
+    if (p && t < 0) return LEFT + p * Math.max(0, 1 + t / PRE_US);
+    var a = p ? 0 : view.t0;
+    return LEFT + p + (t - a) / (view.t1 - a) * (w - LEFT - RIGHT - p);
+  }
+  function tOf(x, w) {
+    var p = pre();
+    if (p && x < LEFT + p) return -PRE_US * (1 - (x - LEFT) / p);
+    var a = p ? 0 : view.t0;
+    return a + (x - LEFT - p) / (w - LEFT - RIGHT - p) * (view.t1 - a);
+  }
+  // The cluster's start, before the workload: a grey phase, labelled.
+  function clusterPhase(ctx, top, h, label) {
+    var p = pre(); if (!p) return;
+    ctx.fillStyle = '#eef0f3'; ctx.fillRect(LEFT, top, p - 2, h);
+    if (label) {
+      ctx.fillStyle = '#475467'; ctx.font = '11px system-ui,sans-serif';
+      ctx.fillText('cluster start', LEFT + 4, top + 12);
+      ctx.fillText((PRE_US / 1e6).toFixed(1) + ' s', LEFT + 4, top + 25);
+    }
+  }
+  // Fault labels in rows, so that none is drawn over another: each goes into the first row
+  // whose last label ended to its left; one that fits in no row is left to the hover.
+  var LABEL_ROWS = 4;
+  function labelRows(ctx, w) {
+    ctx.font = '11px system-ui,sans-serif';
+    var items = D.win.map(function (f) { return [f[0], f[2], 0]; }).concat((D.inst || []).map(function (f) { return [f[0], f[1], 1]; }));
+    items.sort(function (a, b) { return a[0] - b[0]; });
+    var ends = [], out = [];
+    items.forEach(function (it) {
+      var x = Math.max(xOf(it[0], w), LEFT);
+      if (x > w - RIGHT) return;
+      var tw = ctx.measureText(it[1]).width + 10;
+      for (var r = 0; r < LABEL_ROWS; r++) {
+        if (ends[r] === undefined || ends[r] <= x) { ends[r] = x + tw; out.push([x, r, it[1], it[2]]); return; }
+      }
+    });
+    return { rows: Math.max(1, ends.length), items: out };
+  }
 
   function bands(ctx, w, top, h, labels) {
+    clusterPhase(ctx, top, h, false);
     D.win.forEach(function (f) {
       var a = Math.max(xOf(f[0], w), LEFT), b = Math.min(xOf(f[1], w), w - RIGHT);
       if (b < LEFT || a > w - RIGHT) return;
@@ -63,18 +112,27 @@
       ctx.fillRect(a, top, Math.max(b - a, 1.5), h);
       ctx.fillStyle = 'rgba(124,58,237,0.55)';
       ctx.fillRect(a, top, 1, h);
-      if (labels && b - a > 30) {
-        ctx.save(); ctx.beginPath(); ctx.rect(a, top, b - a, 14); ctx.clip();
-        ctx.fillStyle = '#5b21b6'; ctx.font = '11px system-ui,sans-serif';
-        ctx.fillText(f[2], a + 3, top + 11); ctx.restore();
-      }
     });
+    (D.inst || []).forEach(function (f) {
+      var a = xOf(f[0], w);
+      if (a < LEFT || a > w - RIGHT) return;
+      ctx.fillStyle = 'rgba(190,18,60,0.7)'; ctx.fillRect(a, top, 1.5, h);
+    });
+    if (labels) {
+      ctx.font = '11px system-ui,sans-serif';
+      labels.items.forEach(function (it) {
+        ctx.fillStyle = it[3] ? '#9f1239' : '#5b21b6';
+        ctx.fillText(it[2], it[0] + 3, top + 11 + it[1] * 13);
+      });
+    }
   }
   function axis(ctx, w, y, h) {
     var step = niceStep(view.t1 - view.t0, Math.max(2, Math.floor((w - LEFT) / 110)));
     ctx.font = '11px system-ui,sans-serif'; ctx.fillStyle = '#667085'; ctx.strokeStyle = '#eef0f3';
     ctx.textAlign = 'center';
-    for (var t = Math.ceil(view.t0 / step) * step; t <= view.t1; t += step) {
+    var from = pre() ? 0 : view.t0;
+    step = niceStep(view.t1 - from, Math.max(2, Math.floor((w - LEFT - pre()) / 110)));
+    for (var t = Math.ceil(from / step) * step; t <= view.t1; t += step) {
       var x = xOf(t, w);
       ctx.beginPath(); ctx.moveTo(x + 0.5, y + 14); ctx.lineTo(x + 0.5, y + h); ctx.stroke();
       var digits = step >= 1e6 ? 0 : step >= 1e5 ? 1 : step >= 1e4 ? 2 : 3;
@@ -90,14 +148,17 @@
     if (!tl) return;
     var nodes = D.nodes.length, nl = D.lanes.length;
     var laneH = Math.max(3, Math.min(18, Math.floor(520 / Math.max(nl, 1))));
-    var AX = 18, BAND = 16, NODEH = 15;
+    var w0 = tl.parentNode.clientWidth || 1000;
+    var rows = labelRows(tl.getContext('2d'), w0);
+    var AX = 18, BAND = 6 + rows.rows * 13, NODEH = 15;
     var nodeTop = AX + BAND, laneTop = nodeTop + nodes * NODEH + 8;
     var h = laneTop + nl * laneH + 6;
     var c = setup(tl, h), ctx = c.ctx, w = c.w;
     TL = { laneH: laneH, laneTop: laneTop, nodeTop: nodeTop, NODEH: NODEH, w: w, h: h, AX: AX };
     ctx.clearRect(0, 0, w, h);
     axis(ctx, w, 0, h);
-    bands(ctx, w, AX, h - AX, true);
+    bands(ctx, w, AX, h - AX, rows);
+    if (pre()) { ctx.fillStyle = '#475467'; ctx.fillText('cluster start', LEFT + 4, nodeTop - 4); }
     // node rows
     ctx.font = '11px system-ui,sans-serif';
     D.nodes.forEach(function (n, i) {
@@ -128,7 +189,7 @@
     for (var L = 0; L < nl; L++) {
       var y = laneTop + L * laneH;
       if (L % 2) { ctx.fillStyle = '#fafbfc'; ctx.fillRect(LEFT, y, w - LEFT - RIGHT, laneH); }
-      if (L % every === 0) { ctx.fillStyle = '#667085'; ctx.fillText('p' + D.lanes[L], 6, y + Math.min(laneH, 12) - 1); }
+      if (L % every === 0) { ctx.fillStyle = '#667085'; ctx.fillText(D.lanes[L], 6, y + Math.min(laneH, 12) - 1); }
     }
     bands(ctx, w, laneTop, nl * laneH, false);
     var hi = [];
@@ -141,7 +202,7 @@
         var i2 = arr[j], s = O.s[i2];
         if (s > view.t1) break;
         if (keyFilter >= 0 && O.k[i2] !== keyFilter) continue;
-        var e2 = O.e[i2] < 0 ? END : O.e[i2];
+        var e2 = CAP[i2];
         if (e2 < view.t0) continue;
         var x0 = xOf(s, w), x1 = xOf(e2, w);
         if (x0 < LEFT) x0 = LEFT;
@@ -175,7 +236,7 @@
     for (var j = from; j < arr.length; j++) {
       var i = arr[j]; if (O.s[i] > t + slack) break;
       if (keyFilter >= 0 && O.k[i] !== keyFilter) continue;
-      var e = O.e[i] < 0 ? END : O.e[i];
+      var e = CAP[i];
       if (e + slack < t) continue;
       var d = t < O.s[i] ? O.s[i] - t : t > e ? t - e : 0;
       if (d < bestD) { bestD = d; best = i; }
@@ -184,7 +245,7 @@
   }
   function opText(i) {
     var e = O.e[i];
-    var lines = [O.d[i], 'key ' + D.keys[O.k[i]] + ' · process ' + D.lanes[O.l[i]] + (O.n[i] >= 0 ? ' · node ' + D.nodes[O.n[i]] : ''),
+    var lines = [O.d[i], 'key ' + D.keys[O.k[i]] + ' · process ' + O.p[i] + (O.n[i] >= 0 ? ' · node ' + D.nodes[O.n[i]] : ''),
       'invoked ' + fmtT(O.s[i]) + (e >= 0 ? ', completed ' + fmtT(e) + ' (' + fmtMs(e - O.s[i]) + ')' : ', never completed'),
       'outcome ' + OUTNAME[O.o[i]] + ' · op #' + i];
     if (bad[i]) lines.push('this operation is the violation');
@@ -209,12 +270,14 @@
       if (i >= 0) { showTip(ev, opText(i)); return; }
     } else if (y >= TL.nodeTop) {
       var n = Math.floor((y - TL.nodeTop) / TL.NODEH), texts = [];
-      D.marks.forEach(function (m) { if (m[1] === n && Math.abs(m[0] - t) < slack * 2) texts.push(D.nodes[n] + ' ' + m[2] + ' at ' + fmtT(m[0])); });
-      D.segs.forEach(function (s) { if (s[0] === n && s[2] <= t && t <= s[3]) texts.push(D.nodes[n] + ' ' + s[1] + ' ' + fmtT(s[2]) + ' – ' + fmtT(s[3])); });
+      D.marks.forEach(function (m) { if (m[1] === n && Math.abs(m[0] - t) < slack * 2) texts.push(D.nodes[n] + ' ' + m[2] + ' at ' + fmtPhase(m[0])); });
+      D.segs.forEach(function (s) { if (s[0] === n && s[2] <= t && t <= s[3]) texts.push(D.nodes[n] + ' ' + s[1] + ' ' + fmtPhase(s[2]) + ' – ' + fmtT(s[3])); });
       if (texts.length) { showTip(ev, texts.join('\n')); return; }
     }
-    var fs = D.win.filter(function (f) { return f[0] <= t && t <= f[1]; });
-    if (fs.length && y >= TL.AX) { showTip(ev, fs.map(function (f) { return f[2] + '\n' + fmtT(f[0]) + ' – ' + fmtT(f[1]); }).join('\n')); return; }
+    var fs = D.win.filter(function (f) { return f[0] <= t && t <= f[1]; }).map(function (f) { return f[2] + '\n' + fmtT(f[0]) + ' – ' + fmtT(f[1]); });
+    (D.inst || []).forEach(function (f) { if (Math.abs(f[0] - t) < slack * 2) fs.push(f[1] + ' at ' + fmtT(f[0])); });
+    if (fs.length && y >= TL.AX) { showTip(ev, fs.join('\n')); return; }
+    if (t < 0) { showTip(ev, 'the cluster starting: ' + (PRE_US / 1e6).toFixed(1) + ' s before the workload'); return; }
     hideTip();
   }
 
@@ -309,7 +372,7 @@
     clampView(); redraw();
   }
   function clampView() {
-    var span = view.t1 - view.t0, lo = -END * 0.02, hi = END * 1.03;
+    var span = view.t1 - view.t0, lo = PRE ? 0 : -END * 0.02, hi = END * 1.03;
     if (view.t0 < lo) { view.t0 = lo; view.t1 = lo + span; }
     if (view.t1 > hi) { view.t1 = hi; view.t0 = Math.max(lo, hi - span); }
   }
@@ -366,7 +429,31 @@
       if (navigator.clipboard) navigator.clipboard.writeText(t).then(function () { b.textContent = 'copied'; }, function () {});
     });
   });
+  // Tables of witnesses sort by a click on a column (numbers by their data-v).
+  document.querySelectorAll('table.sortable').forEach(function (table) {
+    table.querySelectorAll('thead th').forEach(function (th, col) {
+      th.style.cursor = 'pointer'; th.title = 'sort';
+      th.addEventListener('click', function () {
+        var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+        var dir = th.getAttribute('data-dir') === 'asc' ? -1 : 1;
+        th.setAttribute('data-dir', dir === 1 ? 'asc' : 'desc');
+        function val(r) {
+          var c = r.cells[col]; if (!c) return '';
+          var v = c.getAttribute('data-v'); if (v !== null) return parseFloat(v);
+          var t = c.textContent.trim(), n = parseFloat(t);
+          return isNaN(n) || String(n) !== t ? t : n;
+        }
+        rows.sort(function (a, b) {
+          var x = val(a), y = val(b);
+          return (typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y))) * dir;
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
+      });
+    });
+  });
   window.addEventListener('resize', redraw);
   drawTimeline(); drawLatency(); drawThroughput();
   document.body.setAttribute('data-drawn', String(N));
+  var vs = document.getElementById('violations');
+  if (vs) document.body.setAttribute('data-violations-px', String(Math.round(vs.getBoundingClientRect().height)));
 })();

@@ -6,13 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::load::{show, Op, OpStatus, RunFolder};
+use super::load::{show, Clock, Op, OpStatus, RunFolder};
 use crate::checks::witness::{self, OpRef, Witness};
-
-/// Seconds with millisecond precision: `12.345 s`.
-pub fn secs(ns: u64) -> String {
-    format!("{:.3} s", ns as f64 / 1e9)
-}
 
 /// One check as the summary shows it.
 pub struct CheckView {
@@ -49,8 +44,32 @@ pub struct LostWrite {
 /// A durable check's lost write: value on key, acknowledged at, process, the fault that lost it.
 pub type LostRow = (String, u64, String, Option<String>);
 
-/// One answer to a retried call: operation, process, time, outcome.
-pub type Answer = (String, String, u64, String);
+/// One answer to a retried call.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    /// `cas [nil 9] → ok [nil 9]`, `resend [nil 9] → fail: already exists`.
+    pub words: String,
+    pub process: String,
+    pub invoked: u64,
+    pub completed: Option<u64>,
+    /// ok, fail.
+    pub status: String,
+    /// The node that answered.
+    pub node: Option<String>,
+    /// Its line in history.jsonl.
+    pub line: Option<u64>,
+}
+
+/// A call sent more than once and answered differently: its first definite answer and the
+/// first that disagrees with it.
+#[derive(Clone, Debug)]
+pub struct Retried {
+    pub call: String,
+    pub client: String,
+    pub key: String,
+    pub first: Answer,
+    pub later: Answer,
+}
 
 /// One illegal key and everything its view draws.
 pub struct Violation {
@@ -71,8 +90,8 @@ pub struct Violation {
     pub key_ops: Vec<usize>,
     /// Durability checks: lost writes as the check lists them.
     pub lost_rows: Vec<LostRow>,
-    /// Retry checks: the answers of one call, side by side.
-    pub answers: Vec<Vec<Answer>>,
+    /// Retry checks: every call answered differently, the first to disagree first.
+    pub retried: Vec<Retried>,
 }
 
 impl Violation {
@@ -92,16 +111,16 @@ impl Violation {
             lost: Vec::new(),
             key_ops: Vec::new(),
             lost_rows: Vec::new(),
-            answers: Vec::new(),
+            retried: Vec::new(),
         }
     }
 }
 
-fn phrase_time(op: &Op) -> String {
-    secs(op.complete.unwrap_or(op.invoke))
+fn phrase_time(clock: Clock, op: &Op) -> String {
+    clock.at(op.complete.unwrap_or(op.invoke))
 }
 
-fn stale_sentence(ops: &[Op], key: &str, s: &StaleRead) -> String {
+fn stale_sentence(clock: Clock, ops: &[Op], key: &str, s: &StaleRead) -> String {
     let r = &ops[s.read];
     let newer = &ops[s.newer];
     let newer_value = match newer.f.as_str() {
@@ -121,15 +140,15 @@ fn stale_sentence(ops: &[Op], key: &str, s: &StaleRead) -> String {
     };
     format!(
         "a read on key {key}{who} returned {old} at {}, although {newer_value} had been acknowledged {} before the read began (process {}, {} at {})",
-        secs(r.invoke),
+        clock.at(r.invoke),
         if gap >= 1000.0 { format!("{:.2} s", gap / 1000.0) } else { format!("{gap:.1} ms") },
         newer.process,
         newer.describe(),
-        phrase_time(newer)
+        phrase_time(clock, newer)
     )
 }
 
-fn lost_sentence(ops: &[Op], key: &str, lost: &[LostWrite]) -> Option<String> {
+fn lost_sentence(clock: Clock, ops: &[Op], key: &str, lost: &[LostWrite]) -> Option<String> {
     let l = lost.first()?;
     let a = &ops[l.add];
     Some(format!(
@@ -137,9 +156,9 @@ fn lost_sentence(ops: &[Op], key: &str, lost: &[LostWrite]) -> Option<String> {
         lost.len(),
         if lost.len() == 1 { "" } else { "s" },
         if lost.len() == 1 { "is" } else { "are" },
-        secs(ops[l.read].invoke),
+        clock.at(ops[l.read].invoke),
         show(&a.value),
-        phrase_time(a),
+        phrase_time(clock, a),
         l.fault.as_ref().map(|f| format!(", after {f}")).unwrap_or_default()
     ))
 }
@@ -228,6 +247,7 @@ impl Findings<'_> {
     /// One violation per illegal key the checker explained.
     fn linearizability(&mut self, witnesses: &[Witness]) {
         let ops = &self.run.ops;
+        let clock = self.run.clock;
         let check = self.check;
         for p in check["detail"]["partitions"]
             .as_array()
@@ -245,10 +265,10 @@ impl Findings<'_> {
                 .map(|s| s.iter().map(show).collect())
                 .unwrap_or_default();
             let sentence = match (&found.stale, &found.words) {
-                (Some(s), _) => stale_sentence(ops, &key, s),
+                (Some(s), _) => stale_sentence(clock, ops, &key, s),
                 (None, Some(words)) => words.clone(),
-                (None, None) => lost_sentence(ops, &key, &found.lost)
-                    .unwrap_or_else(|| unplaceable_sentence(ops, &key, e, bad, &states)),
+                (None, None) => lost_sentence(clock, ops, &key, &found.lost)
+                    .unwrap_or_else(|| unplaceable_sentence(clock, ops, &key, e, bad, &states)),
             };
             let linearization = e["longest_linearization"]
                 .as_array()
@@ -276,7 +296,7 @@ impl Findings<'_> {
                 stale: found.stale,
                 lost: found.lost,
                 lost_rows: Vec::new(),
-                answers: Vec::new(),
+                retried: Vec::new(),
             };
             self.push(v);
         }
@@ -307,7 +327,7 @@ impl Findings<'_> {
             rows.len(),
             if rows.len() == 1 { " was" } else { "s were" },
             first.0,
-            secs(first.1),
+            self.run.clock.at(first.1),
             first.3.as_ref().map(|f| format!(" before {f}")).unwrap_or_default()
         );
         let mut v = Violation::without_key(
@@ -320,40 +340,51 @@ impl Findings<'_> {
         self.push(v);
     }
 
-    /// Retries: the same call answered differently.
+    /// Retries: the same call answered differently, the first to disagree first.
     fn retries(&mut self) {
         let check = self.check;
-        let bad: Vec<&Value> = check["detail"]["duplicates"]
+        let clock = self.run.clock;
+        let mut rows: Vec<Retried> = check["detail"]["duplicates"]
             .as_array()
             .into_iter()
             .flatten()
             .filter(|d| d["consistent"] == false)
+            .filter_map(retried)
             .collect();
-        let Some(d) = bad.first() else { return };
-        let answers: Vec<Vec<Answer>> = bad
-            .iter()
-            .map(|d| {
-                d["ops"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|o| {
-                        (
-                            retried_answer(o),
-                            show(&o["process"]),
-                            o["invoke_time"].as_u64().unwrap_or(0),
-                            show(&o["status"]),
-                        )
-                    })
-                    .collect()
-            })
-            .collect();
-        let two: Vec<String> = answers[0].iter().map(|a| a.0.clone()).collect();
+        rows.sort_by_key(|r| (r.later.invoked, r.first.invoked));
+        let Some(d) = rows.first() else { return };
+        let more = rows.len() - 1;
         let text = format!(
-            "the call {} of client {} was retried and answered differently: {}",
-            show(&d["call"]),
-            show(&d["client"]),
-            two.join(" vs ")
+            "{} call {} of client {}{}: {} at {}{}, then {} at {}{}",
+            if more > 0 {
+                format!(
+                    "{} calls sent again were answered differently; the first,",
+                    rows.len()
+                )
+            } else {
+                "a call sent again was answered differently:".to_string()
+            },
+            d.call,
+            short_id(&d.client),
+            if d.key.is_empty() {
+                String::new()
+            } else {
+                format!(" on key {}", d.key)
+            },
+            d.first.words,
+            clock.at(d.first.invoked),
+            d.first
+                .node
+                .as_ref()
+                .map(|n| format!(" by {n}"))
+                .unwrap_or_default(),
+            d.later.words,
+            clock.at(d.later.invoked),
+            d.later
+                .node
+                .as_ref()
+                .map(|n| format!(" by {n}"))
+                .unwrap_or_default(),
         );
         let mut v = Violation::without_key(
             self.next_anchor(),
@@ -361,7 +392,8 @@ impl Findings<'_> {
             text,
             show(&check["summary"]),
         );
-        v.answers = answers;
+        v.key = d.key.clone();
+        v.retried = rows;
         self.push(v);
     }
 
@@ -392,6 +424,7 @@ impl Findings<'_> {
 /// "on key k, read 3 (process 2, at 4.1 s) cannot be placed ...": the checker's explanation in
 /// words, when no witness says it better.
 fn unplaceable_sentence(
+    clock: Clock,
     ops: &[Op],
     key: &str,
     e: &Value,
@@ -405,7 +438,7 @@ fn unplaceable_sentence(
     format!(
         "on key {key}, {what} (process {}, at {}) cannot be placed in any order consistent with real time: it needs {}, but by then the state could only be {}",
         show(&op["process"]),
-        secs(op["invoke_time"].as_u64().unwrap_or(0)),
+        clock.at(op["invoke_time"].as_u64().unwrap_or(0)),
         show(&e["needs"]),
         if states.is_empty() { "nothing".into() } else { states.join(" or ") }
     )
@@ -457,7 +490,7 @@ pub fn violations_and_checks(run: &RunFolder) -> (Vec<CheckView>, Vec<Violation>
 
 /// One answer to a retried call: `cas [nil 9] → ok [nil 9]`, `resend [nil 9] → fail: already
 /// exists (call 12 sent again)`: what came back, not just the value sent.
-fn retried_answer(op: &Value) -> String {
+fn retried_answer(op: &Value) -> Answer {
     let answer = match op["status"].as_str() {
         Some("ok") => format!("ok {}", show(&op["output"])),
         Some(status) => match op["error"].as_str() {
@@ -466,7 +499,46 @@ fn retried_answer(op: &Value) -> String {
         },
         None => "no answer".to_string(),
     };
-    format!("{} {} → {answer}", show(&op["f"]), show(&op["value"]))
+    Answer {
+        words: format!("{} {} → {answer}", show(&op["f"]), show(&op["value"])),
+        process: show(&op["process"]),
+        invoked: op["invoke_time"].as_u64().unwrap_or(0),
+        completed: op["complete_time"].as_u64(),
+        status: show(&op["status"]),
+        node: op["node"].as_str().map(str::to_string),
+        line: op["line"].as_u64(),
+    }
+}
+
+/// A call answered differently: its first definite answer and the first that disagrees.
+fn retried(d: &Value) -> Option<Retried> {
+    let definite: Vec<&Value> = d["ops"]
+        .as_array()?
+        .iter()
+        .filter(|o| matches!(o["status"].as_str(), Some("ok" | "fail")))
+        .collect();
+    let first = definite.first()?;
+    let later = definite
+        .iter()
+        .skip(1)
+        .find(|o| o["status"] != first["status"] || o["output"] != first["output"])
+        .or(definite.get(1))?;
+    Some(Retried {
+        call: show(&d["call"]),
+        client: show(&d["client"]),
+        key: first["key"].as_str().unwrap_or("").to_string(),
+        first: retried_answer(first),
+        later: retried_answer(later),
+    })
+}
+
+/// A client id short enough for a sentence: its first 8 characters.
+pub fn short_id(id: &str) -> String {
+    if id.chars().count() > 12 {
+        format!("{}…", id.chars().take(8).collect::<String>())
+    } else {
+        id.to_string()
+    }
 }
 
 /// The operations of a violation's neighbourhood: the last steps of the longest linearization,
@@ -549,7 +621,12 @@ mod tests {
             op(1, "cas", json!([1, 2]), json!([1, 2]), 20, 30),
             op(2, "read", Value::Null, json!(1), 50, 60),
         ];
-        let text = stale_sentence(&ops, "k", &StaleRead { read: 2, newer: 1 });
+        let text = stale_sentence(
+            Clock::default(),
+            &ops,
+            "k",
+            &StaleRead { read: 2, newer: 1 },
+        );
         assert!(text.starts_with("a read on key k served by n1 returned 1 at 0.000 s, although 2 had been acknowledged 0.0 ms before"), "{text}");
     }
 
