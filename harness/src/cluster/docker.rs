@@ -302,6 +302,55 @@ pub async fn exec_detached(
     Ok(())
 }
 
+/// Creates a container, runs it to its end and removes it: its exit code and its output (both
+/// streams). The caller's labels let a sweep find it if the harness dies meanwhile.
+pub async fn run_once(
+    docker: &Docker,
+    name: &str,
+    body: bollard::models::ContainerCreateBody,
+) -> Result<(i64, String)> {
+    use bollard::query_parameters::{
+        CreateContainerOptionsBuilder, LogsOptionsBuilder, StartContainerOptions,
+        WaitContainerOptions,
+    };
+    use futures_util::StreamExt;
+    docker
+        .create_container(
+            Some(CreateContainerOptionsBuilder::new().name(name).build()),
+            body,
+        )
+        .await?;
+    let outcome = async {
+        docker
+            .start_container(name, None::<StartContainerOptions>)
+            .await?;
+        let mut wait = docker.wait_container(name, None::<WaitContainerOptions>);
+        let mut code = 0;
+        while let Some(status) = wait.next().await {
+            match status {
+                Ok(s) => code = s.status_code,
+                Err(bollard::errors::Error::DockerContainerWaitError { code: c, .. }) => code = c,
+                Err(e) => return Err(HarnessError::from(e)),
+            }
+        }
+        let options = LogsOptionsBuilder::new().stdout(true).stderr(true).build();
+        let mut stream = docker.logs(name, Some(options));
+        let mut output = String::new();
+        while let Some(Ok(chunk)) = stream.next().await {
+            output.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));
+        }
+        Ok((code, output))
+    }
+    .await;
+    let _ = docker
+        .remove_container(
+            name,
+            Some(RemoveContainerOptionsBuilder::new().force(true).build()),
+        )
+        .await;
+    outcome
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

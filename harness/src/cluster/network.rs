@@ -4,15 +4,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use bollard::models::{ContainerCreateBody, HostConfig};
-use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, InspectContainerOptions, LogsOptionsBuilder,
-    RemoveContainerOptionsBuilder, StartContainerOptions, WaitContainerOptions,
-};
-use bollard::Docker;
-use futures_util::StreamExt;
+use bollard::query_parameters::InspectContainerOptions;
 
 use super::{Cluster, NodeState};
-use crate::cluster::docker::{run_labels, LABEL_NODE};
+use crate::cluster::docker::{run_labels, run_once, LABEL_NODE};
 use crate::error::{HarnessError, Result};
 
 /// The image used for network faults: iptables run in a node's network namespace.
@@ -78,12 +73,33 @@ impl Cluster {
                     ));
                 }
             }
-            jobs.push(self.run_tools(node.clone(), script));
+            jobs.push(async move {
+                let started = self.started_at(node).await;
+                let outcome = self.run_tools(node.clone(), script).await;
+                // A node stopped or restarted meanwhile (a restart step beside the partition)
+                // took its namespace, and the rules in it, along: nothing is left to remove.
+                if outcome.is_err() && verb == "-D" && self.started_at(node).await != started {
+                    return Ok(());
+                }
+                outcome
+            });
         }
         for result in futures_util::future::join_all(jobs).await {
             result?;
         }
         Ok(())
+    }
+
+    /// When the node's container last started, while it runs; None while it is stopped.
+    async fn started_at(&self, node: &str) -> Option<String> {
+        let info = self
+            .docker
+            .inspect_container(self.container(node).ok()?, None::<InspectContainerOptions>)
+            .await
+            .ok()?;
+        let state = info.state?;
+        state.running.filter(|r| *r)?;
+        state.started_at
     }
 
     /// Removes every partition rule on every running node.
@@ -116,47 +132,14 @@ impl Cluster {
             }),
             ..Default::default()
         };
-        self.docker
-            .create_container(
-                Some(CreateContainerOptionsBuilder::new().name(&helper).build()),
-                body,
-            )
-            .await?;
-        let outcome = async {
-            self.docker
-                .start_container(&helper, None::<StartContainerOptions>)
-                .await?;
-            let mut wait = self
-                .docker
-                .wait_container(&helper, None::<WaitContainerOptions>);
-            let mut code = 0;
-            while let Some(status) = wait.next().await {
-                match status {
-                    Ok(s) => code = s.status_code,
-                    Err(bollard::errors::Error::DockerContainerWaitError { code: c, .. }) => {
-                        code = c
-                    }
-                    Err(e) => return Err(HarnessError::from(e)),
-                }
-            }
-            if code != 0 {
-                let output = container_output(&self.docker, &helper).await;
-                return Err(HarnessError::infra(format!(
-                    "iptables on {node} failed (exit {code}): {}",
-                    output.trim()
-                )));
-            }
-            Ok(())
+        let (code, output) = run_once(&self.docker, &helper, body).await?;
+        if code != 0 {
+            return Err(HarnessError::infra(format!(
+                "iptables on {node} failed (exit {code}): {}",
+                output.trim()
+            )));
         }
-        .await;
-        let _ = self
-            .docker
-            .remove_container(
-                &helper,
-                Some(RemoveContainerOptionsBuilder::new().force(true).build()),
-            )
-            .await;
-        outcome
+        Ok(())
     }
 }
 
@@ -168,14 +151,4 @@ fn unique() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed).to_string()
-}
-
-async fn container_output(docker: &Docker, container: &str) -> String {
-    let options = LogsOptionsBuilder::new().stdout(true).stderr(true).build();
-    let mut stream = docker.logs(container, Some(options));
-    let mut out = String::new();
-    while let Some(Ok(chunk)) = stream.next().await {
-        out.push_str(&String::from_utf8_lossy(&chunk.into_bytes()));
-    }
-    out
 }
