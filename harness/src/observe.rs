@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::faults::FaultEngine;
 use crate::recorder::JsonlWriter;
 use crate::run_folder::Observed;
-use crate::scenario::{ConfigPredicate, Precondition, ProbePredicate};
+use crate::scenario::{Precondition, ProbePredicate};
 use crate::systems::{self, SystemAdapter};
 
 /// One task per live predicate; they end when `stop` is cancelled (after the final phase).
@@ -45,11 +45,6 @@ async fn watch(name: &str, p: &Precondition, engine: &FaultEngine, out: &JsonlWr
             evidence,
         })
     };
-    if let Some(config) = &p.config {
-        let (reached, evidence) = build_defines(engine.adapter.as_ref(), config).await;
-        record(reached, evidence);
-        return;
-    }
     let Some(probe) = &p.probe else {
         return;
     };
@@ -67,22 +62,64 @@ async fn watch(name: &str, p: &Precondition, engine: &FaultEngine, out: &JsonlWr
     }
 }
 
-async fn build_defines(adapter: &dyn SystemAdapter, config: &ConfigPredicate) -> (bool, String) {
-    let node = &config.node.value;
-    match adapter.defines_config(node, &config.key).await {
-        Some(true) => (true, format!("{node}'s build defines {}", config.key)),
-        Some(false) => (
-            false,
-            format!("{node}'s build does not define {}", config.key),
-        ),
-        None => (
-            false,
-            format!(
-                "{node} could not be asked whether its build defines {}",
-                config.key
-            ),
-        ),
+/// The `config:` predicates, asked of each node's image before the cluster starts (a build
+/// that lacks a key the bug needs is known in seconds, not after a run that tested nothing).
+/// Each answer is a line of observed.jsonl; returns the sentences of the keys the build lacks.
+pub async fn check_build(
+    docker: &bollard::Docker,
+    loaded: &crate::scenario::LoadedScenario,
+    run_id: &str,
+    out: &JsonlWriter,
+) -> crate::error::Result<Vec<String>> {
+    let Some(query) = systems::lookup(&loaded.spec.system.value).and_then(|s| s.config_query)
+    else {
+        return Ok(Vec::new());
+    };
+    let mut lacking = Vec::new();
+    for (name, p) in &loaded.spec.reached {
+        let Some(config) = &p.value.config else {
+            continue;
+        };
+        let node = &config.node.value;
+        let Some(image) = loaded.compose.service(node).and_then(|s| s.image.clone()) else {
+            continue;
+        };
+        let body = bollard::models::ContainerCreateBody {
+            image: Some(image.clone()),
+            cmd: Some(query(&config.key)),
+            labels: Some(crate::cluster::docker::run_labels(run_id)),
+            ..Default::default()
+        };
+        let helper = format!("chaos-{run_id}-config-{node}");
+        let (code, output) = crate::cluster::docker::run_once(docker, &helper, body).await?;
+        let key = &config.key;
+        let (reached, evidence) = if code == 0 {
+            (true, format!("{node}'s build ({image}) defines {key}"))
+        } else if output.contains("missing") {
+            let why = config
+                .if_missing
+                .as_deref()
+                .map_or(String::new(), |w| format!(": {w}"));
+            let sentence = format!("{node}'s build ({image}) does not define {key}{why}");
+            lacking.push(format!("{name}: {sentence}"));
+            (false, sentence)
+        } else {
+            let last = output.lines().last().unwrap_or("").trim().to_string();
+            (
+                false,
+                format!(
+                    "{node}'s build ({image}) could not be asked for {key} (exit {code}: {last})"
+                ),
+            )
+        };
+        out.write(&Observed {
+            name: name.clone(),
+            time: 0,
+            reached,
+            evidence,
+        });
     }
+    Ok(lacking)
 }
 
 /// One look: what shows the probe holds now, or None.

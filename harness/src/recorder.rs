@@ -27,6 +27,17 @@ impl JsonlWriter {
         })
     }
 
+    /// Adds to a file an earlier phase of the run began.
+    pub fn append(path: &Path) -> std::io::Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        Ok(JsonlWriter {
+            file: Mutex::new(BufWriter::new(file)),
+        })
+    }
+
     pub fn write(&self, value: &impl Serialize) {
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         // A full disk must not stop the run; the check will then see a short history.

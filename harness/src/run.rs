@@ -146,7 +146,13 @@ pub async fn run_scenario(
     });
 
     let result = match outcome {
-        Ok(()) if interrupt.is_cancelled() => {
+        Ok(Played::BuildLacks(lacking)) => {
+            for line in &lacking {
+                eprintln!("{line}");
+            }
+            checks::write_not_started(&run_dir, spec, &meta, &lacking)?
+        }
+        Ok(Played::Complete) if interrupt.is_cancelled() => {
             checks::write_unchecked(&run_dir, &meta, "interrupted", "the run was interrupted; the partial history is kept: check it with `chaos check RUN_DIR`")?;
             report::render(&run_dir)?;
             return Ok(RunOutcome {
@@ -160,7 +166,7 @@ pub async fn run_scenario(
                 seed,
             });
         }
-        Ok(()) => checks::check_run(&run_dir, spec, &meta)?,
+        Ok(Played::Complete) => checks::check_run(&run_dir, spec, &meta)?,
         Err(e) => {
             let verdict = if matches!(e, HarnessError::Interrupted(_)) {
                 "interrupted"
@@ -199,6 +205,15 @@ pub fn key_prefix(run_id: &str) -> String {
     format!("chaos-{run_id}-")
 }
 
+/// How far a run went.
+enum Played {
+    /// The cluster started and the workload, faults and final phase played.
+    Complete,
+    /// Stopped before the cluster started: the build lacks a key a `config:` precondition
+    /// names (one sentence each).
+    BuildLacks(Vec<String>),
+}
+
 /// Everything that touches Docker. The cluster is torn down whatever happens inside.
 async fn play(
     loaded: &LoadedScenario,
@@ -208,7 +223,7 @@ async fn play(
     plan: &Plan,
     workload_started: &std::sync::OnceLock<u64>,
     interrupt: CancellationToken,
-) -> Result<()> {
+) -> Result<Played> {
     let docker = docker::connect().await?;
     let swept = docker::sweep(&docker, None).await?;
     if !swept.is_empty() {
@@ -234,12 +249,24 @@ async fn play(
             workload_started,
             interrupt,
         )
-        .await;
+        .await
+        .map(|()| Played::Complete);
     }
     let needed = images::images_for(&loaded.compose, &loaded.nodes);
     tokio::select! {
         r = images::ensure(&docker, &repo, &needed, false) => r?,
         _ = interrupt.cancelled() => return Err(HarnessError::Interrupted("while building images".into())),
+    }
+    let observed = JsonlWriter::create(&run_dir.join(crate::run_folder::OBSERVED))
+        .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
+    let lacking = tokio::select! {
+        r = crate::observe::check_build(&docker, loaded, run_id, &observed) => r,
+        _ = interrupt.cancelled() => Err(HarnessError::Interrupted("while asking the build for its keys".into())),
+    };
+    let _ = docker::sweep(&docker, Some(run_id)).await;
+    let lacking = lacking?;
+    if !lacking.is_empty() {
+        return Ok(Played::BuildLacks(lacking));
     }
 
     let environment: Vec<(String, String)> = loaded
@@ -325,7 +352,7 @@ async fn play(
     };
     let _ = docker::sweep(&docker, Some(run_id)).await;
     result.and(teardown)?;
-    Ok(())
+    Ok(Played::Complete)
 }
 
 /// `play` on a compose project's nodes (`--attach`): nothing is built or created but the
@@ -463,7 +490,7 @@ async fn drive(
         .map(|(name, p)| (name.clone(), p.value.clone()))
         .collect();
     let observed =
-        Arc::new(JsonlWriter::create(&run_dir.join(crate::run_folder::OBSERVED)).map_err(io)?);
+        Arc::new(JsonlWriter::append(&run_dir.join(crate::run_folder::OBSERVED)).map_err(io)?);
     let stop_watching = CancellationToken::new();
     let _stop_watching_on_error = stop_watching.clone().drop_guard();
     let watchers = crate::observe::spawn(

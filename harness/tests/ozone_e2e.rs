@@ -179,6 +179,64 @@ fn an_unknown_ozone_version_exits_255_saying_maven_central_has_none() {
     assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty());
 }
 
+/// HDDS-17431's scenario on a release: the build lacks the client switch the bug needs, so the
+/// run stops before the cluster starts (exit 2, not reached), names the key and the build that
+/// has it, records the key the build does define as reached, and leaves no history and no
+/// container.
+#[test]
+fn stream_close_on_a_release_stops_before_the_cluster_saying_it_needs_master() {
+    ensure_image();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (out, run) = play(
+        "ozone-gate",
+        "scenarios/ozone/stream-close-closed-container.yaml",
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("does not define ozone.client.datastream.putblock.on.close.enabled")
+            && stderr.contains("Ozone master"),
+        "{stderr}"
+    );
+    let r = result(&run);
+    assert_eq!(r["confirmation"], "not-reached", "{r}");
+    let pre = |name: &str| {
+        r["preconditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("no precondition {name}: {r}"))
+            .clone()
+    };
+    let lacking = pre("client-puts-block-on-close");
+    assert_eq!(lacking["reached"], false, "{lacking}");
+    assert!(
+        lacking["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("chaos-ozone:2.2.0"),
+        "{lacking}"
+    );
+    let defined = pre("datanodes-stream");
+    assert_eq!(defined["reached"], true, "{defined}");
+    assert!(
+        r["stopped"]
+            .as_str()
+            .unwrap()
+            .starts_with("stopped before the cluster started"),
+        "{r}"
+    );
+    assert!(!run.join("history.jsonl").exists());
+    let label = format!("label=chaos.run={}", r["run_id"].as_str().unwrap());
+    let left = Command::new("docker")
+        .args(["ps", "-aq", "--filter", &label])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty());
+}
+
 /// The lease divergence as the converge and durable checks name it: every file with `odd` at
 /// "length 1024, open" and the other two OMs at "length 2048, closed", and every acknowledged
 /// close missing from the final reads (made through `odd`, the leader by then).

@@ -312,6 +312,34 @@ pub fn check_run(run_dir: &Path, spec: &scenario::Scenario, meta: &Value) -> Res
     })
 }
 
+/// A run stopped before its cluster started because the build lacks what the bug needs (a
+/// `config:` precondition): nothing was played or checked, so it did not test the bug (exit 2),
+/// and result.json says which keys are missing.
+pub fn write_not_started(
+    run_dir: &Path,
+    spec: &scenario::Scenario,
+    meta: &Value,
+    lacking: &[String],
+) -> Result<Checked> {
+    let history = History::default();
+    let mut confirmed = confirm(run_dir, spec, &history, meta, Verdict::Ok);
+    confirmed.confirmation = Some(reached::Confirmation::NotReached);
+    let mut result = meta.clone();
+    result["verdict"] = json!(Verdict::Unknown);
+    result["checks"] = json!([]);
+    result["stopped"] = json!(format!(
+        "stopped before the cluster started: {}",
+        lacking.join("; ")
+    ));
+    confirmed.write_into(&mut result);
+    write_result(run_dir, &result)?;
+    Ok(Checked {
+        verdict: Verdict::Unknown,
+        exit_code: confirmed.exit_code(Verdict::Unknown),
+        result,
+    })
+}
+
 /// The preconditions a run reached and what its verdict then confirms.
 pub struct Confirmed {
     pub reached: Vec<reached::Reached>,

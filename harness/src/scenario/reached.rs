@@ -105,6 +105,9 @@ pub struct ResentPredicate {
 pub struct ConfigPredicate {
     pub node: Spanned<String>,
     pub key: String,
+    /// What the run says when the build lacks the key (for example which build has it).
+    #[serde(default)]
+    pub if_missing: Option<String>,
 }
 
 fn one() -> u64 {
@@ -172,9 +175,10 @@ impl Precondition {
         kinds
     }
 
-    /// Whether the harness must watch for it while the run plays (probes, the build's keys).
+    /// Whether the harness must watch for it while the run plays (probes; the build's keys are
+    /// asked of the image before the cluster starts).
     pub fn is_observed_live(&self) -> bool {
-        self.probe.is_some() || self.config.is_some()
+        self.probe.is_some()
     }
 
     /// Every step index the predicate names, with where it is written.

@@ -284,7 +284,7 @@ fn validate_precondition(
         }
     }
     if let (Some(_), Some(adapter)) = (&pre.config, adapter) {
-        if !adapter.config_keys {
+        if adapter.config_query.is_none() {
             problem("config", format!("system `{system}` cannot tell which configuration keys its build defines (config: ozone)"));
         }
     }

@@ -34,9 +34,10 @@ pub struct SystemInfo {
     pub applied_index: bool,
     /// Whether its adapter reads a node's metrics page (`reached:` probes of a `metric:`).
     pub metrics: bool,
-    /// Whether its adapter tells which configuration keys a node's build defines (`reached:`
-    /// predicates of kind `config:`).
-    pub config_keys: bool,
+    /// The command that, run alone in a node's image with no site settings, exits 0 when the
+    /// build defines a configuration key and names it missing otherwise (`reached:` predicates
+    /// of kind `config:`, asked before the cluster starts).
+    pub config_query: Option<fn(&str) -> Vec<String>>,
     /// The profile `--scm-ha` plays a scenario on instead of its own (ozone -> ozone-scm-ha).
     pub scm_ha_profile: Option<fn(&str) -> String>,
     /// What `chaos run` says up front about a system whose adapter has not met everything live.
@@ -55,7 +56,7 @@ impl SystemInfo {
         speaks_s3: false,
         applied_index: false,
         metrics: false,
-        config_keys: false,
+        config_query: None,
         scm_ha_profile: None,
         caveat: None,
     };
@@ -324,11 +325,6 @@ pub trait SystemAdapter: Send + Sync {
     /// A metric of a node's metrics page (`name` or `name{label="value",...}`; the largest
     /// sample that matches); None when the node or the metric does not answer.
     async fn metric(&self, _node: &str, _name: &str) -> Option<f64> {
-        None
-    }
-
-    /// Whether the build a node runs defines a configuration key; None when it cannot tell.
-    async fn defines_config(&self, _node: &str, _key: &str) -> Option<bool> {
         None
     }
 

@@ -96,7 +96,14 @@ pub const INFO: SystemInfo = SystemInfo {
     speaks_s3: true,
     applied_index: true,
     metrics: true,
-    config_keys: true,
+    // `ozone getconf` reads every default resource (ozone-default.xml and the ones generated
+    // from @Config annotations): exit 0 with the value, or 255 and "Configuration K is missing".
+    config_query: Some(|key| {
+        ["ozone", "getconf", "-confKey", key]
+            .iter()
+            .map(|w| w.to_string())
+            .collect()
+    }),
     scm_ha_profile: Some(scm_ha_profile),
     caveat: Some(NOT_YET_LIVE),
 };
@@ -410,22 +417,6 @@ impl SystemAdapter for Ozone {
             .await
             .ok()??;
         metric_value(&text, name)
-    }
-
-    /// `ozone getconf -confKey KEY` in the node: the value, or "Configuration KEY is missing."
-    /// when no default resource of its jars defines the key.
-    async fn defines_config(&self, node: &str, key: &str) -> Option<bool> {
-        let container = self.shells.get(node)?;
-        let cmd: Vec<String> = ["ozone", "getconf", "-confKey", key]
-            .iter()
-            .map(|w| w.to_string())
-            .collect();
-        let out = match exec(&self.docker, container, &cmd, Some(ADMIN_PATIENCE)).await {
-            Ok(out) | Err(crate::cluster::docker::ExecError::Exit(out)) => out,
-            Err(_) => return None,
-        };
-        let text = out.all;
-        Some(!text.contains(&format!("Configuration {key} is missing")))
     }
 
     async fn applied_indexes(&self) -> BTreeMap<String, Option<u64>> {
