@@ -156,10 +156,60 @@ pub fn conclude(a: (&str, &Tally), b: (&str, &Tally), preconditions: bool) -> (b
     (false, format!("not confirmed: {}", why.join("; ")))
 }
 
+/// Which releases a bug affects (`chaos compare --versions`): a release on which the bug was
+/// confirmed (violated, without preconditions) in at least one seed is affected; one that held
+/// (passed) on every seed is not; any other is undecided. Whether every release was decided,
+/// and the line that says which.
+pub fn survey(sides: &[(&str, &Tally)], preconditions: bool) -> (bool, String) {
+    let (bug, fixed) = if preconditions {
+        (Class::Confirmed, Class::Held)
+    } else {
+        (Class::Violated, Class::Passed)
+    };
+    let (mut affected, mut held, mut undecided) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, tally) in sides {
+        let n = tally.runs;
+        if tally.count(bug) > 0 {
+            affected.push(format!(
+                "{name} ({} in {} of {n})",
+                bug.word(),
+                tally.count(bug)
+            ));
+        } else if n > 0 && tally.count(fixed) == n {
+            held.push(format!("{name} ({} in {n} of {n})", fixed.word()));
+        } else {
+            let seen: Vec<String> = Class::ALL
+                .iter()
+                .filter(|c| tally.count(**c) > 0)
+                .map(|c| format!("{} in {} of {n}", c.word(), tally.count(*c)))
+                .collect();
+            undecided.push(format!("{name} ({})", seen.join(", ")));
+        }
+    }
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let mut line = format!(
+        "affected: {}; not affected: {}",
+        list(&affected),
+        list(&held)
+    );
+    if !undecided.is_empty() {
+        line.push_str(&format!("; undecided: {}", undecided.join(", ")));
+    }
+    (undecided.is_empty(), line)
+}
+
 /// What `chaos compare` was asked.
 pub struct CompareOptions {
     pub scenario: PathBuf,
     pub builds: Vec<String>,
+    /// `--versions`: which of these releases the bug affects, rather than a fix on B.
+    pub survey: bool,
     pub seeds: Vec<u64>,
     pub out: PathBuf,
     pub ready_timeout: Option<std::time::Duration>,
@@ -206,6 +256,18 @@ fn with_setting(loaded: &LoadedScenario, key: &str, value: &str) -> Result<Loade
 /// (chaos-ozone:*, or OZONE_IMAGE's) runs `tag` instead.
 fn on_image(path: &Path, tag: &str) -> Result<LoadedScenario> {
     let mut loaded = scenario::load(path).map_err(HarnessError::Scenario)?;
+    if play_on_ozone_image(&mut loaded, tag) == 0 {
+        return Err(HarnessError::BadInput(format!(
+            "{}: no node runs an Ozone image (chaos-ozone:*), so an Ozone build changes nothing",
+            path.display()
+        )));
+    }
+    Ok(loaded)
+}
+
+/// Every node whose image is an Ozone image (chaos-ozone:*, or OZONE_IMAGE's) runs `tag`
+/// instead; the number of nodes changed.
+pub fn play_on_ozone_image(loaded: &mut LoadedScenario, tag: &str) -> usize {
     let user = std::env::var("OZONE_IMAGE").ok();
     let mut replaced = 0;
     for service in loaded.compose.services.values_mut() {
@@ -216,18 +278,17 @@ fn on_image(path: &Path, tag: &str) -> Result<LoadedScenario> {
             }
         }
     }
-    if replaced == 0 {
-        return Err(HarnessError::BadInput(format!(
-            "{}: no node runs an Ozone image (chaos-ozone:*), so an Ozone build changes nothing",
-            path.display()
-        )));
-    }
-    Ok(loaded)
+    replaced
 }
 
 pub async fn compare(options: &CompareOptions, interrupt: CancellationToken) -> Result<i32> {
     let started = Instant::now();
-    if options.builds.len() != 2 {
+    if options.survey && options.builds.is_empty() {
+        return Err(HarnessError::BadInput(
+            "--versions names no release (for example --versions 2.0.0,2.2.0,2.2.1)".into(),
+        ));
+    }
+    if !options.survey && options.builds.len() != 2 {
         return Err(HarnessError::BadInput(format!(
             "chaos compare needs two builds, --build A (the one with the bug) --build B (the fix); got {}",
             options.builds.len()
@@ -331,11 +392,11 @@ pub async fn compare(options: &CompareOptions, interrupt: CancellationToken) -> 
         .join(&stamp);
     std::fs::create_dir_all(&dir)
         .map_err(|e| HarnessError::infra(format!("cannot create {}: {e}", dir.display())))?;
+    let labels: Vec<&str> = sides.iter().map(|s| s.label.as_str()).collect();
     eprintln!(
-        "comparing {} on {} and {} over {} seed(s) -> {}",
+        "comparing {} on {} over {} seed(s) -> {}",
         base.spec.name,
-        sides[0].label,
-        sides[1].label,
+        labels.join(", "),
         options.seeds.len(),
         dir.display()
     );
@@ -396,11 +457,17 @@ pub async fn compare(options: &CompareOptions, interrupt: CancellationToken) -> 
     }
 
     let preconditions = !base.spec.reached.is_empty();
-    let (confirmed, conclusion) = conclude(
-        (&sides[0].label, &sides[0].tally),
-        (&sides[1].label, &sides[1].tally),
-        preconditions,
-    );
+    let (confirmed, conclusion) = if options.survey {
+        let tallies: Vec<(&str, &Tally)> =
+            sides.iter().map(|s| (s.label.as_str(), &s.tally)).collect();
+        survey(&tallies, preconditions)
+    } else {
+        conclude(
+            (&sides[0].label, &sides[0].tally),
+            (&sides[1].label, &sides[1].tally),
+            preconditions,
+        )
+    };
     let wall = started.elapsed().as_secs_f64();
     let rows: Vec<(String, Tally)> = sides
         .iter()
@@ -427,6 +494,8 @@ pub async fn compare(options: &CompareOptions, interrupt: CancellationToken) -> 
         EXIT_OK
     } else if sides.iter().any(|s| s.tally.count(Class::Error) > 0) {
         EXIT_INFRA
+    } else if options.survey {
+        crate::error::EXIT_UNKNOWN
     } else {
         EXIT_VIOLATION
     };
@@ -438,6 +507,7 @@ pub async fn compare(options: &CompareOptions, interrupt: CancellationToken) -> 
         "preconditions": preconditions,
         "wall_s": wall,
         "confirmed": confirmed,
+        "survey": options.survey,
         "conclusion": conclusion,
         "exit_code": code,
         "builds": sides.iter().map(|s| json!({
@@ -685,15 +755,16 @@ mod tests {
         assert_eq!(folder_name("set:APPENDFSYNC=no"), "set_APPENDFSYNC=no");
     }
 
+    fn tally(classes: &[Class]) -> Tally {
+        let mut t = Tally::default();
+        for c in classes {
+            t.add(*c, 1.0);
+        }
+        t
+    }
+
     #[test]
     fn conclusions() {
-        let tally = |classes: &[Class]| {
-            let mut t = Tally::default();
-            for c in classes {
-                t.add(*c, 1.0);
-            }
-            t
-        };
         let a = tally(&[Class::Confirmed; 10]);
         let b = tally(&[Class::Held; 10]);
         assert_eq!(
@@ -714,5 +785,31 @@ mod tests {
         assert!(conclude(("no", &v), ("always", &p), false).0);
         let (ok, line) = conclude(("no", &p), ("always", &p), false);
         assert!(!ok && line.contains("no passed in 2 of 2"), "{line}");
+    }
+
+    #[test]
+    fn surveys_of_releases() {
+        let once = tally(&[Class::Held, Class::Confirmed, Class::NotReached]);
+        let held = tally(&[Class::Held; 3]);
+        let unsure = tally(&[Class::Held, Class::NotReached, Class::Held]);
+        assert_eq!(
+            survey(&[("2.0.0", &held), ("2.2.0", &once)], true),
+            (
+                true,
+                "affected: 2.2.0 (confirmed in 1 of 3); not affected: 2.0.0 (held in 3 of 3)"
+                    .into()
+            )
+        );
+        let (decided, line) = survey(&[("2.2.1", &unsure)], true);
+        assert!(!decided);
+        assert_eq!(
+            line,
+            "affected: none; not affected: none; undecided: 2.2.1 (held in 2 of 3, not reached in 1 of 3)"
+        );
+        // Without preconditions a violation counts, and a pass on every seed holds.
+        let v = tally(&[Class::Violated]);
+        assert!(survey(&[("a", &v)], false)
+            .1
+            .starts_with("affected: a (violated in 1 of 1)"));
     }
 }

@@ -150,8 +150,12 @@ struct CompareArgs {
     /// A build, twice: A (expected to show the bug), then B (expected to fix it). A release
     /// `2.2.0`, `2.2.0+fixes/X.patch[+more.patch]`, `dist:PATH`, `image:TAG`, or
     /// `set:KEY=VALUE` (the scenario's cluster.environment, every node; any system).
-    #[arg(long = "build", required = true)]
+    #[arg(long = "build", required_unless_present = "versions")]
     builds: Vec<String>,
+    /// Instead of --build: which of these releases the bug affects (`2.0.0,2.2.0,2.2.1`), each
+    /// played on the same seeds; ends with affected / not affected / undecided per release.
+    #[arg(long, value_delimiter = ',', conflicts_with = "builds")]
+    versions: Vec<String>,
     /// `1..10` (both ends), `7`, or `1,4,9`.
     #[arg(long)]
     seeds: chaos::suite::SeedRange,
@@ -305,7 +309,12 @@ async fn dispatch(cli: Cli) -> i32 {
         Command::Compare(args) => {
             let options = chaos::compare::CompareOptions {
                 scenario: args.scenario,
-                builds: args.builds,
+                survey: !args.versions.is_empty(),
+                builds: if args.versions.is_empty() {
+                    args.builds
+                } else {
+                    args.versions
+                },
                 seeds: args.seeds.0,
                 out: args.out,
                 ready_timeout: args.ready_timeout,
@@ -498,6 +507,18 @@ async fn run_many(
     }
     if !problems.is_empty() {
         return Err(HarnessError::Scenario(problems));
+    }
+    // OZONE_DIST=PATH: the Ozone nodes run an image built from that distribution (built once).
+    if let Some(dist) = std::env::var_os("OZONE_DIST").filter(|d| !d.is_empty()) {
+        let docker = docker::connect().await?;
+        let root = std::env::current_dir().unwrap_or_default();
+        let tag = chaos::cluster::ozone_build::ensure_dist(&docker, &root, Path::new(&dist), false)
+            .await?;
+        for (path, s) in &mut loaded {
+            if chaos::compare::play_on_ozone_image(s, &tag) > 0 {
+                eprintln!("{}: Ozone nodes run {tag} (OZONE_DIST)", path.display());
+            }
+        }
     }
     let interrupt = interrupt_token();
     let mut rows = Vec::new();
