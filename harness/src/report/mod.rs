@@ -76,17 +76,8 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
     let headline =
         page::headline(&model.checks).or_else(|| r["error"].as_str().map(str::to_string));
     // "3/4 fault steps applied", when the run planned any.
-    let steps = r["checks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["check"] == "faults")
-        .map(|c| {
-            format!(
-                ", {}/{} fault steps applied",
-                c["detail"]["applied"], c["detail"]["total"]
-            )
-        })
+    let steps = steps_applied(r)
+        .map(|(applied, total)| format!(", {applied}/{total} fault steps applied"))
         .unwrap_or_default();
     // "illegal, confirmed", "ok, not reached: every-om-restarted".
     let confirmation = match r["confirmation"].as_str() {
@@ -204,4 +195,14 @@ pub fn summary_of(dir: &Path) -> Result<String> {
     render(dir)?;
     load::read_inside(dir, "summary.md")
         .ok_or_else(|| HarnessError::infra(format!("{}: no summary.md", dir.display())))
+}
+
+/// (applied, planned) fault steps, from the "faults applied" check, when the run planned any.
+pub(crate) fn steps_applied(result: &Value) -> Option<(Value, Value)> {
+    result["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["check"] == "faults")
+        .map(|c| (c["detail"]["applied"].clone(), c["detail"]["total"].clone()))
 }

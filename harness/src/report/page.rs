@@ -244,17 +244,8 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
         .iter()
         .filter(|f| f["phase"] != "ready" && f["outcome"].as_str().is_some_and(|o| o != "ok"))
         .count();
-    let steps = r["checks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["check"] == "faults")
-        .map(|c| {
-            format!(
-                "{} of {} steps applied: ",
-                c["detail"]["applied"], c["detail"]["total"]
-            )
-        });
+    let steps = super::steps_applied(r)
+        .map(|(applied, total)| format!("{applied} of {total} steps applied: "));
     // With `reached:`, what the verdict says of the bug: a pass that did not reach the bug's
     // situation is no pass (the run exited 2).
     let confirmation = r["confirmation"].as_str();
