@@ -25,6 +25,9 @@ use crate::scenario::WorkloadKind;
 use crate::systems::{self, AdapterSettings, Operation, Outcome};
 use crate::workloads::{self, WorkloadConfig};
 
+mod ozone;
+pub use ozone::run_ozone;
+
 pub struct BenchOptions {
     pub ready_trials: usize,
     pub trigger_trials: usize,
@@ -316,6 +319,7 @@ struct BenchCluster {
     compose: ComposeFile,
     docker: bollard::Docker,
     cluster: Cluster,
+    /// The nodes' logs, one file each, as the log follower writes them.
     dir: std::path::PathBuf,
     run_id: String,
     started: Instant,
@@ -469,63 +473,4 @@ async fn s3_workload(
         );
     }
     Ok(())
-}
-
-/// `chaos bench --ozone`: the Ozone profile (3 OMs, SCM, 3 datanodes, s3g) from containers
-/// created to healthy (every node's port answers) and to serviceable (an OM leader, the SCM out
-/// of safe mode, a RATIS/THREE pipeline open), then each node's JVM resident memory.
-pub async fn run_ozone(compose_path: &Path) -> Result<()> {
-    let info = systems::lookup("ozone").expect("the ozone adapter");
-    let bench = BenchCluster::launch(compose_path, "ozone", info.ready_within).await?;
-    let (cluster, docker, started) = (&bench.cluster, &bench.docker, bench.started);
-    let healthy = bench.healthy;
-    let image = bench
-        .compose
-        .service("om1")
-        .and_then(|s| s.image.clone())
-        .unwrap_or_default();
-    let measured = async {
-        let adapter = (info.make)(
-            cluster,
-            &AdapterSettings::plain(WorkloadKind::Create, None),
-        );
-        adapter
-            .prepare(info.ready_within)
-            .await
-            .map_err(HarnessError::infra)?;
-        let serviceable = started.elapsed();
-        println!(
-            "chaos bench --ozone: {} nodes of profile ozone ({image})",
-            cluster.names().len()
-        );
-        println!(
-            "ready: created -> healthy {:.1} s; -> serviceable (OM leader, SCM out of safe mode, pipeline open) {:.1} s",
-            healthy.as_secs_f64(),
-            serviceable.as_secs_f64()
-        );
-        let ps: Vec<String> = ["ps", "-C", "java", "-o", "rss="]
-            .iter()
-            .map(|w| w.to_string())
-            .collect();
-        let mut total = 0.0;
-        for node in cluster.names() {
-            let container = &cluster.node(&node).expect("a node of the cluster").container;
-            // `ps -C java` exits 1 when no JVM runs there: that node's share is nothing.
-            let out = match docker::exec(docker, container, &ps, None).await {
-                Ok(out) | Err(docker::ExecError::Exit(out)) => out,
-                Err(e) => return Err(HarnessError::infra(e.to_string())),
-            };
-            let kib: f64 = out
-                .stdout
-                .split_whitespace()
-                .filter_map(|n| n.parse::<f64>().ok())
-                .sum();
-            total += kib / 1024.0;
-            println!("resident memory: {node:<4} {:>6.0} MB", kib / 1024.0);
-        }
-        println!("resident memory: all JVMs {total:.0} MB");
-        Ok(())
-    }
-    .await;
-    measured.and(bench.teardown().await)
 }

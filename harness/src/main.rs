@@ -188,8 +188,9 @@ struct BenchArgs {
     processes: u32,
     #[arg(long, default_value_t = 4000.0)]
     rate: f64,
-    /// Measure the Ozone profile instead: created -> healthy -> serviceable (OM leader, SCM
-    /// out of safe mode, a pipeline open), and each node's JVM resident memory.
+    /// Measure the Ozone profile instead, --ready-trials times: each phase of its start (every
+    /// JVM listening, an OM leader, a pipeline open, the SCM out of safe mode, serviceable), a
+    /// restart of every OM and of one OM, and the JVMs' resident memory; then the medians.
     #[arg(long, conflicts_with = "s3")]
     ozone: bool,
 }
@@ -423,7 +424,7 @@ fn report_command(
 /// `chaos bench`: the harness on etcd, the s3-object workload on a store, or Ozone's start.
 async fn bench_command(args: BenchArgs) -> error::Result<i32> {
     if args.ozone {
-        bench::run_ozone(&args.compose).await?;
+        bench::run_ozone(&args.compose, args.ready_trials).await?;
     } else if args.s3 {
         let (seconds, processes, rate) = (args.workload_seconds, args.processes, args.rate);
         bench::run_s3(&args.compose, &args.store, seconds, processes, rate).await?;

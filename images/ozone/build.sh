@@ -132,7 +132,7 @@ log "$jars jars ($(du -sm "$stage/used" | cut -f1) MB) on the classpaths of ${#c
 # Build context: this folder's files plus the staged jars and classpaths.
 ctx=$stage/context
 mkdir -p "$ctx"
-cp -r "$here/Dockerfile" "$here/ozone" "$here/entrypoint.sh" "$here/envtoconf" "$here/conf" "$ctx/"
+cp -r "$here/Dockerfile" "$here/ozone" "$here/entrypoint.sh" "$here/envtoconf" "$here/cds-train" "$here/conf" "$ctx/"
 mv "$stage/used" "$ctx/lib"; cp -r "$stage/classpath" "$ctx/classpath"
 "$here/../base/build.sh"
 log "docker build -t $tag"

@@ -229,7 +229,9 @@ pub async fn ensure_patched(
         dockerfile.push_str(&format!("COPY {jar} /opt/ozone/lib/{jar}\n"));
     }
     dockerfile.push_str(&format!(
-        "LABEL chaos.ozone.patches=\"{}\"\nRUN ozone version >/dev/null\n",
+        "LABEL chaos.ozone.patches=\"{}\"\nRUN ozone version >/dev/null\n\
+         # The class-data sharing archives serve only the jars they were made from.\n\
+         RUN /opt/ozone/libexec/cds-train\n",
         names.join(" ")
     ));
     std::fs::write(context.join("Dockerfile"), dockerfile)
@@ -472,7 +474,7 @@ pub async fn ensure_dist(docker: &Docker, repo: &Path, path: &Path, force: bool)
         std::fs::write(ctx.join("classpath").join(format!("{c}.classpath")), text).map_err(io)?;
     }
     let here = images::project_root(repo).join("images/ozone");
-    for file in ["ozone", "entrypoint.sh", "envtoconf"] {
+    for file in ["ozone", "entrypoint.sh", "envtoconf", "cds-train"] {
         std::fs::copy(here.join(file), ctx.join(file)).map_err(io)?;
     }
     for entry in std::fs::read_dir(here.join("conf")).map_err(io)?.flatten() {
