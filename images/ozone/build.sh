@@ -80,6 +80,13 @@ for _ in $(seq 1 8); do
   if grep -qE "(Could not find artifact org\.apache\.ozone:ozone-(main:pom|manager:jar):$version)|(org\.apache\.ozone:ozone-(main:pom|manager:jar):$version was not found)" "$stage/mvn.log"; then
     # No release: nothing of it stays behind (the stage folder, mvn's record of the miss).
     rm -rf "$stage" "$repo/org/apache/ozone/ozone-main/$version" "$repo/org/apache/ozone/ozone-manager/$version"
+    # 2.0.0 is such a release: its jars are served, its root pom (which pins every dependency's
+    # version) answers 404, so nothing can resolve its classpath (checked 2026-12-03).
+    central=https://repo.maven.apache.org/maven2/org/apache/ozone
+    if [ "$(curl -s -m 20 -o /dev/null -w '%{http_code}' "$central/ozone-manager/$version/ozone-manager-$version.jar")" = 200 ] \
+       && [ "$(curl -s -m 20 -o /dev/null -w '%{http_code}' "$central/ozone-main/$version/ozone-main-$version.pom")" != 200 ]; then
+      die "Maven Central serves Apache Ozone $version's jars but not its root pom (ozone-main-$version.pom), which pins the versions of its dependencies, so its classpath cannot be resolved here; build from a distribution instead: chaos images build ozone --dist ozone-$version.tar.gz (Apache's download page)"
+    fi
     die "Maven Central has no Apache Ozone $version (org.apache.ozone:ozone-manager:$version); versions with an Ozone Manager there: $(curl -s -m 20 https://repo.maven.apache.org/maven2/org/apache/ozone/ozone-manager/maven-metadata.xml | grep -o '<version>[^<]*' | sed 's/<version>//' | tr '\n' ' ')"
   fi
   missing=$(grep -oE "org\.apache\.ozone:[A-Za-z0-9.-]+:pom:$version" "$stage/mvn.log" | grep -v ":ozone-main:" | head -n 1 || true)
