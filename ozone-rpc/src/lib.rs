@@ -32,6 +32,6 @@ pub use client::{
 };
 pub use leader::{parse_suggested_leader, SuggestedLeader};
 pub use om::{
-    BucketLayout, CmdType, KeyArgs, KeyInfo, OmRequest, OmRequestBody, OmResponse, Status,
-    HSYNC_CLIENT_ID, LEASE_RECOVERY,
+    BucketLayout, CmdType, KeyArgs, KeyInfo, OmRequest, OmRequestBody, OmResponse, ReadConsistency,
+    ReadConsistencyHint, Status, HSYNC_CLIENT_ID, LEASE_RECOVERY,
 };

@@ -18,6 +18,7 @@
 
 mod enums;
 mod key_info;
+mod read_consistency;
 mod request;
 mod request_body;
 mod response;
@@ -25,6 +26,7 @@ mod status;
 
 pub use enums::{replication_factor, replication_type, BucketLayout, CmdType};
 pub use key_info::{KeyInfo, HSYNC_CLIENT_ID, LEASE_RECOVERY};
+pub use read_consistency::{ReadConsistency, ReadConsistencyHint};
 pub use request::OmRequest;
 pub use request_body::{KeyArgs, OmRequestBody};
 pub use response::OmResponse;

@@ -2,7 +2,7 @@
 
 use crate::pb::{DecodeError, Reader, Writer};
 
-use super::{BucketLayout, CmdType, KeyArgs, OmRequestBody, CLIENT_VERSION};
+use super::{BucketLayout, CmdType, KeyArgs, OmRequestBody, ReadConsistencyHint, CLIENT_VERSION};
 
 /// An OMRequest (message `OMRequest`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,6 +14,9 @@ pub struct OmRequest {
     pub client_id: String,
     /// field 5, optional uint32 version (the Java client sends `ClientVersion.CURRENT_VERSION`).
     pub version: Option<u32>,
+    /// field 7, optional ReadConsistencyHint readConsistencyHint: how a read may be served
+    /// (a follower included); see [`ReadConsistencyHint`].
+    pub read_consistency: Option<ReadConsistencyHint>,
     /// fields 11.., the per-command request; field 1 (cmdType) follows from it.
     pub body: OmRequestBody,
 }
@@ -24,6 +27,7 @@ impl OmRequest {
             trace_id: None,
             client_id: String::new(),
             version: Some(CLIENT_VERSION),
+            read_consistency: None,
             body,
         }
     }
@@ -101,6 +105,25 @@ impl OmRequest {
         })
     }
 
+    /// Opens a key that replaces `key` only if `key` still has the generation (its KeyInfo's
+    /// updateID) `generation` when the key is committed: Ozone's atomic rewrite (KeyArgs
+    /// expectedDataGeneration = 23). The OM refuses the open with KEY_NOT_FOUND when the key is
+    /// absent or at another generation, and the commit with ATOMIC_WRITE_CONFLICT when it
+    /// changed in between (OMKeyRequest.validateAtomicRewrite, OMKeyCommitRequest).
+    pub fn rewrite_key(
+        volume: &str,
+        bucket: &str,
+        key: &str,
+        data_size: u64,
+        generation: u64,
+    ) -> Self {
+        let mut request = Self::create_key(volume, bucket, key, data_size);
+        if let OmRequestBody::CreateKey { args } = &mut request.body {
+            args.expected_data_generation = Some(generation);
+        }
+        request
+    }
+
     pub fn recover_lease(volume: &str, bucket: &str, key: &str, force: bool) -> Self {
         Self::with_body(OmRequestBody::RecoverLease {
             volume: volume.into(),
@@ -122,6 +145,12 @@ impl OmRequest {
         self
     }
 
+    /// Sets OMRequest.readConsistencyHint (a read's: which OM may serve it and how).
+    pub fn with_read_consistency(mut self, hint: ReadConsistencyHint) -> Self {
+        self.read_consistency = Some(hint);
+        self
+    }
+
     pub fn with_trace_id(mut self, trace: &str) -> Self {
         self.trace_id = Some(trace.into());
         self
@@ -131,7 +160,8 @@ impl OmRequest {
         self.body.cmd_type()
     }
 
-    /// Encodes in field-number order: cmdType 1, traceID 2, clientId 3, version 5, body.
+    /// Encodes in field-number order: cmdType 1, traceID 2, clientId 3, version 5,
+    /// readConsistencyHint 7, body.
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Writer::new();
         w.int(1, i64::from(self.cmd_type().0));
@@ -142,6 +172,9 @@ impl OmRequest {
         if let Some(v) = self.version {
             w.uint(5, u64::from(v));
         }
+        if let Some(hint) = &self.read_consistency {
+            w.message(7, &hint.encode());
+        }
         w.message(self.body.field(), &self.body.encode());
         w.finish()
     }
@@ -150,6 +183,7 @@ impl OmRequest {
     pub fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
         let mut r = Reader::new(buf);
         let (mut cmd, mut trace_id, mut client_id, mut version) = (None, None, None, None);
+        let mut read_consistency = None;
         let mut bodies: Vec<(u32, &[u8])> = Vec::new();
         while let Some(f) = r.next_field()? {
             match f.number {
@@ -157,6 +191,7 @@ impl OmRequest {
                 2 => trace_id = Some(f.as_string()?),
                 3 => client_id = Some(f.as_string()?),
                 5 => version = Some(f.as_u32()?),
+                7 => read_consistency = Some(ReadConsistencyHint::decode(f.as_bytes()?)?),
                 4 | 6 => {}
                 n => bodies.push((n, f.as_bytes().unwrap_or(&[]))),
             }
@@ -172,6 +207,7 @@ impl OmRequest {
             trace_id,
             client_id: client_id.ok_or(DecodeError::Missing("OMRequest.clientId"))?,
             version,
+            read_consistency,
             body: OmRequestBody::decode(cmd, body)?,
         })
     }
@@ -193,6 +229,12 @@ mod tests {
             OmRequest::rename_key("v", "b", "k", "k2"),
             OmRequest::lookup_key("v", "b", "k"),
             OmRequest::recover_lease("v", "b", "k", true).with_trace_id("t"),
+            OmRequest::rewrite_key("v", "b", "k", 9, 1234),
+            OmRequest::lookup_key("v", "b", "k").with_read_consistency(ReadConsistencyHint {
+                consistency: crate::om::ReadConsistency::LocalLease,
+                log_limit: Some(0),
+                lease_time_ms: None,
+            }),
         ];
         for r in &mut reqs {
             r.client_id = "cid".into();

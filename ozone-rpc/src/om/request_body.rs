@@ -20,6 +20,9 @@ pub struct KeyArgs {
     pub replication_type: Option<i32>,
     /// field 6, optional hadoop.hdds.ReplicationFactor factor
     pub replication_factor: Option<i32>,
+    /// field 23, optional uint64 expectedDataGeneration: an atomic rewrite's condition (the
+    /// key's updateID when it was read).
+    pub expected_data_generation: Option<u64>,
 }
 
 impl KeyArgs {
@@ -46,6 +49,9 @@ impl KeyArgs {
         if let Some(f) = self.replication_factor {
             w.int(6, i64::from(f));
         }
+        if let Some(g) = self.expected_data_generation {
+            w.uint(23, g);
+        }
         w
     }
 
@@ -60,6 +66,7 @@ impl KeyArgs {
                 4 => a.data_size = Some(f.as_u64()?),
                 5 => a.replication_type = Some(f.as_i32()?),
                 6 => a.replication_factor = Some(f.as_i32()?),
+                23 => a.expected_data_generation = Some(f.as_u64()?),
                 _ => {}
             }
         }

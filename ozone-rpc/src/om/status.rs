@@ -100,6 +100,11 @@ const STATUS_NAMES: &[(i32, &str)] = &[
     (95, "KEY_UNDER_LEASE_RECOVERY"),
     (96, "KEY_ALREADY_CLOSED"),
     (97, "KEY_UNDER_LEASE_SOFT_LIMIT_PERIOD"),
+    // From the 2.2.0 jar's OmClientProtocol.proto (ozone-interface-client-2.2.0-sources.jar).
+    (98, "TOO_MANY_SNAPSHOTS"),
+    (99, "ETAG_MISMATCH"),
+    (100, "ETAG_NOT_AVAILABLE"),
+    (101, "ATOMIC_WRITE_CONFLICT"),
 ];
 
 impl Status {
@@ -108,6 +113,8 @@ impl Status {
     pub const BUCKET_NOT_FOUND: Self = Self(8);
     pub const BUCKET_ALREADY_EXISTS: Self = Self(10);
     pub const KEY_ALREADY_EXISTS: Self = Self(11);
+    /// An atomic rewrite whose key changed between its open and its commit.
+    pub const ATOMIC_WRITE_CONFLICT: Self = Self(101);
     pub const KEY_NOT_FOUND: Self = Self(12);
     pub const INTERNAL_ERROR: Self = Self(15);
     pub const METADATA_ERROR: Self = Self(19);
