@@ -530,6 +530,12 @@ async fn connect_adapter(stage: &Stage<'_>) -> Result<Option<Arc<dyn systems::Sy
             }
             s3
         }),
+        environment: spec
+            .cluster
+            .environment
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
     };
     let mut adapter: Arc<dyn systems::SystemAdapter> =
         Arc::from((info.make)(stage.cluster, &settings));

@@ -372,6 +372,11 @@ fn matches(op: &Operation, f: &OpFilter, e: &Evidence) -> bool {
             return false;
         }
     }
+    if let Some(node) = &f.node {
+        if op.node.as_deref() != Some(node.value.as_str()) {
+            return false;
+        }
+    }
     if let Some(regex) = &f.error {
         let text = op.error.clone().unwrap_or_else(|| op.output.to_string());
         if !Regex::new(&regex.value).is_ok_and(|r| r.is_match(&text)) {
@@ -612,6 +617,8 @@ mod tests {
                 if !err.is_empty() {
                     e["error"] = serde_json::json!(err);
                 }
+                // Process p talks to node n(p+1).
+                e["node"] = serde_json::json!(format!("n{}", p + 1));
                 if !client.is_empty() {
                     e["client"] = serde_json::json!(client);
                     e["call"] = serde_json::json!(call);
@@ -692,6 +699,8 @@ install-before-anything: { log: { node: n3, regex: "^Installing", after-step: 1 
 n3-behind: { probe: { node: n3, behind: 300 } }
 feature: { config: { node: n1, key: x.y } }
 read-during-the-pause: { history: { f: read, outcome: ok, during: 1 } }
+read-answered-by-n2: { history: { f: read, outcome: ok, node: n2, during: 1 } }
+read-answered-by-n3: { history: { f: read, outcome: ok, node: n3 } }
 two-reads: { history: { f: read, at-least: 2 } }
 answered-once-the-restart-applied: { history: { f: cas, answered-after-applied: 0, invoked-before: 0 } }
 answered-once-the-nodes-were-back: { history: { f: cas, answered-after: 0, invoked-before: 0 } }
@@ -714,6 +723,8 @@ compared: { converge: {} }
                 ("n3-behind", true),
                 ("feature", false),
                 ("read-during-the-pause", true),
+                ("read-answered-by-n2", true),
+                ("read-answered-by-n3", false),
                 ("two-reads", false),
                 ("answered-once-the-restart-applied", true),
                 ("answered-once-the-nodes-were-back", false),

@@ -74,6 +74,9 @@ pub struct OpFilter {
     pub outcome: Option<OutcomeFilter>,
     /// A regex the answer's error text (or value) must match.
     pub error: Option<Spanned<String>>,
+    /// The node the operation's process talked to (`history:`: which node answered it, when
+    /// the client sends it there alone, as Ozone's follower reads do).
+    pub node: Option<Spanned<String>>,
     pub invoked_after: Option<Spanned<usize>>,
     pub invoked_before: Option<Spanned<usize>>,
     pub answered_after: Option<Spanned<usize>>,

@@ -200,6 +200,9 @@ fn validate_precondition(
     if let Some(c) = &pre.config {
         nodes.push(("config.node", &c.node));
     }
+    if let Some(n) = pre.history.as_ref().and_then(|h| h.node.as_ref()) {
+        nodes.push(("history.node", n));
+    }
     for (sub, node) in nodes {
         if !facts.nodes.is_empty() && !facts.nodes.contains(&node.value) {
             problem(

@@ -211,6 +211,9 @@ pub struct AdapterSettings {
     pub connect_timeout: Duration,
     /// Object stores: credentials, bucket, region, port (the scenario's `s3:` section).
     pub s3: Option<S3Spec>,
+    /// The scenario's `cluster.environment`: an adapter whose native client honours the
+    /// system's own client keys reads them here (Ozone: `OZONE-SITE.XML_ozone.client.*`).
+    pub environment: Vec<(String, String)>,
 }
 
 impl AdapterSettings {
@@ -224,6 +227,7 @@ impl AdapterSettings {
             read: ReadConsistency::Linearizable,
             connect_timeout: Duration::from_secs(1),
             s3,
+            environment: Vec::new(),
         }
     }
 }

@@ -6,7 +6,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use ozone_rpc::{CallRecord, OmClient, OmError, OmRequest, OmResponse, Status};
+use ozone_rpc::{
+    CallRecord, OmClient, OmError, OmRequest, OmResponse, ReadConsistencyHint, Status,
+};
 use serde_json::{json, Value};
 
 use super::{BUCKET, FILES, VOLUME};
@@ -27,6 +29,10 @@ pub(super) struct OzoneClient {
     pub(super) keep_answered: bool,
     /// The retry identity of the call that decided the last operation.
     last: Option<(String, String)>,
+    /// Register reads (`read`): the hint they carry, and, with follower reads, the client of
+    /// the process's own OM they go to (see reads.rs); writes always go to the leader.
+    pub(super) read_hint: Option<ReadConsistencyHint>,
+    pub(super) own_om: Option<OmClient>,
 }
 
 /// A call's retry identity as the history records it: the RPC client id (a UUID) and call id.
@@ -104,13 +110,33 @@ impl SystemClient for OzoneClient {
         self.last = None;
         match op.f {
             "read" => {
-                let lookup = OmRequest::lookup_key(VOLUME, BUCKET, &op.key);
-                match looked_up(&self.om.call(lookup).await) {
+                let mut lookup = OmRequest::lookup_key(VOLUME, BUCKET, &op.key);
+                if let Some(hint) = self.read_hint {
+                    lookup = lookup.with_read_consistency(hint);
+                }
+                let om = self.own_om.as_mut().unwrap_or(&mut self.om);
+                match looked_up(&om.call(lookup).await) {
                     Ok(Some(r)) => Outcome::Ok(r.key_length().map_or(Value::Null, Value::from)),
                     Ok(None) => Outcome::Ok(Value::Null),
                     // A lookup changes nothing: any failure is a definite no-op.
                     Err(why) => Outcome::Fail(why),
                 }
+            }
+            // register: a blind write of length v (open, then commit: the commit replaces
+            // the key).
+            "write" => {
+                let Some(size) = op.value.as_u64() else {
+                    return Outcome::Fail("ozone write needs a number".into());
+                };
+                self.write(&op.key, size, None, &op.value).await
+            }
+            // register: cas [expected, v] as Ozone's atomic rewrite (see `cas`).
+            "cas" => {
+                let Some(size) = op.value.get(1).and_then(Value::as_u64) else {
+                    return Outcome::Fail("ozone cas needs [expected, n]".into());
+                };
+                let expected = op.value.get(0).cloned().unwrap_or(Value::Null);
+                self.cas(&op.key, &expected, size, &op.value).await
             }
             // A create (cas [null, v]): make key hold a value of length v unless it exists.
             CREATE => {
@@ -179,7 +205,64 @@ impl OzoneClient {
             answered: HashMap::new(),
             keep_answered: false,
             last: None,
+            read_hint: None,
+            own_om: None,
         }
+    }
+
+    /// Opens `key` at length `size` (an atomic rewrite of generation `generation` when given)
+    /// and commits it. Only the commit touches the key: a refused or lost open is `fail`.
+    async fn write(
+        &mut self,
+        key: &str,
+        size: u64,
+        generation: Option<u64>,
+        value: &Value,
+    ) -> Outcome {
+        let open = match generation {
+            Some(g) => OmRequest::rewrite_key(VOLUME, BUCKET, key, size, g),
+            None => OmRequest::create_key(VOLUME, BUCKET, key, size),
+        };
+        let open = match self.om.call(open).await {
+            Ok(r) if r.is_ok() => r,
+            Ok(r) => return Outcome::Fail(format!("open: {}", describe(&r))),
+            Err(e) => return Outcome::Fail(format!("open: {e}")),
+        };
+        let Some(id) = open.open_key_id else {
+            return Outcome::Fail("open: no open key id".into());
+        };
+        let result = self
+            .om
+            .call(OmRequest::commit_key(VOLUME, BUCKET, key, size, id))
+            .await;
+        om_outcome(result, value.clone())
+    }
+
+    /// cas [expected, v]: the key's generation from the leader, then an atomic rewrite at that
+    /// generation (`expected` null: create only if absent, generation 0), so the commit
+    /// succeeds only if nothing replaced the key in between. Values are unique, so the
+    /// generation read with length `expected` names that value. A lookup that finds another
+    /// value is a failed cas (nothing was written).
+    async fn cas(&mut self, key: &str, expected: &Value, size: u64, value: &Value) -> Outcome {
+        let lookup = self
+            .om
+            .call(OmRequest::lookup_key(VOLUME, BUCKET, key))
+            .await;
+        let found = match looked_up(&lookup) {
+            Ok(Some(r)) => r.key_info.as_ref().map(|k| (k.data_size, k.update_id)),
+            Ok(None) => None,
+            Err(why) => return Outcome::Fail(format!("cas lookup: {why}")),
+        };
+        let generation = match (expected.as_u64(), found) {
+            (None, None) if expected.is_null() => 0,
+            (Some(want), Some((have, Some(generation)))) if want == have => generation,
+            (_, Some((_, None))) => return Outcome::Fail("cas lookup: no updateID".into()),
+            (_, found) => {
+                let found = found.map_or("absent".to_string(), |(n, _)| n.to_string());
+                return Outcome::Fail(format!("cas: expected {expected}, found {found}"));
+            }
+        };
+        self.write(key, size, Some(generation), value).await
     }
 
     /// Opens `file` in the FSO bucket and hsyncs `length` bytes (CommitKey with hsync: the file

@@ -40,6 +40,7 @@ use crate::scenario::{Action, Role, WorkloadKind};
 pub mod admin;
 mod client;
 mod probe;
+mod reads;
 mod shell;
 
 pub use admin::{admin_commands, ADMIN_ACTIONS};
@@ -48,6 +49,7 @@ pub use probe::{
     indexes_json, installed_checkpoint, lagging, metric_value, parse_prom, parse_roles,
     snapshot_index, trigger, NamedTrigger, RatisIndexes, TRIGGERS,
 };
+use reads::ReadRoute;
 pub use shell::stream_read_value;
 use shell::ShellClient;
 
@@ -83,6 +85,7 @@ directories.";
 pub const INFO: SystemInfo = SystemInfo {
     name: "ozone",
     workloads: &[
+        WorkloadKind::Register,
         WorkloadKind::Create,
         WorkloadKind::S3Object,
         WorkloadKind::Fencing,
@@ -158,6 +161,8 @@ pub struct Ozone {
     /// client that has found the leader once does, rather than a follower the scenario may
     /// have paused (a paused OM accepts the connection and never answers).
     leader_hint: Arc<std::sync::Mutex<Option<String>>>,
+    /// Where reads go and with which hint: Ozone's client keys in `cluster.environment`.
+    reads: Result<ReadRoute, String>,
 }
 
 impl Ozone {
@@ -198,6 +203,7 @@ impl Ozone {
             .then(|| super::s3::S3::new(cluster, settings)),
             workload: settings.workload,
             leader_hint: Default::default(),
+            reads: ReadRoute::from_environment(&settings.environment),
         }
     }
 
@@ -249,6 +255,26 @@ impl Ozone {
             Some(leader) => client.starting_at(&leader),
             None => client,
         }
+    }
+
+    /// A client of one OM alone, one attempt per call: a follower's refusal is the read's
+    /// answer, not a reason to fail over (reads.rs).
+    fn own_om_client(&self, node: &str) -> Result<OmClient, String> {
+        let addr = self.rpc.get(node).ok_or(format!(
+            "{node} is not an OM: follower reads go to the process's OM"
+        ))?;
+        let config = ozone_rpc::ClientConfig {
+            connect_timeout: self.connect_timeout,
+            // Below the workload's timeout, so the client drops a connection whose answer is
+            // late instead of reading that answer as the next call's (seen live: "not a
+            // response to this call" after a timed-out read).
+            call_timeout: Duration::from_secs(2),
+            max_attempts: 1,
+            ..Default::default()
+        };
+        Ok(OmClient::connect(vec![*addr], "hadoop")
+            .with_node_ids(&[node])
+            .with_config(config))
     }
 
     /// Each OM's Ratis indexes from its /prom page; an OM that does not answer is left out.
@@ -474,6 +500,13 @@ impl SystemAdapter for Ozone {
         let mut client = OzoneClient::new(om, self.retries);
         client.resend_after = self.resend_after;
         client.keep_answered = self.sends_duplicates;
+        match self.reads.clone()? {
+            ReadRoute::Leader(hint) => client.read_hint = hint,
+            ReadRoute::OwnOm(hint) => {
+                client.read_hint = Some(hint);
+                client.own_om = Some(self.own_om_client(node)?);
+            }
+        }
         Ok(Box::new(client))
     }
 
@@ -482,7 +515,7 @@ impl SystemAdapter for Ozone {
     async fn replica_lookups(&self, keys: &[String]) -> crate::checks::converge::Lookups {
         let bucket = match self.workload {
             WorkloadKind::Lease => FILES,
-            WorkloadKind::Create => BUCKET,
+            WorkloadKind::Create | WorkloadKind::Register => BUCKET,
             // The s3-object workload's objects live in s3v, behind the gateway.
             _ => return BTreeMap::new(),
         };
