@@ -130,8 +130,9 @@ impl SystemClient for OzoneClient {
                 };
                 self.write(&op.key, size, None, &op.value).await
             }
-            // register: cas [expected, v] as Ozone's atomic rewrite (see `cas`).
-            "cas" => {
+            // register: cas [expected, v] as Ozone's atomic rewrite (see `cas`). A cas from
+            // nothing ([null, v]) is the create workload's create, below.
+            "cas" if op.value.get(0).is_some_and(|e| !e.is_null()) => {
                 let Some(size) = op.value.get(1).and_then(Value::as_u64) else {
                     return Outcome::Fail("ozone cas needs [expected, n]".into());
                 };
