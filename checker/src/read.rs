@@ -137,12 +137,23 @@ pub fn read_history(path: &Path, format: Format) -> Result<History, ReadError> {
 /// show after its first line, is read whole.
 pub fn read_history_with(path: &Path, options: &ReadOptions) -> Result<ReadHistory, ReadError> {
     use std::io::BufRead;
+    let not_a_file = || {
+        ReadError::Format(match options.format {
+            Format::Auto => "not a regular file (a history is read from a file)".into(),
+            f => format!(
+                "not a regular file (a history is read from a file); nothing read as {}",
+                f.name()
+            ),
+        })
+    };
+    // Asked before opening: opening a named pipe waits for a writer, forever.
+    if !std::fs::metadata(path).map_err(ReadError::Io)?.is_file() {
+        return Err(not_a_file());
+    }
     let file = std::fs::File::open(path).map_err(ReadError::Io)?;
     let meta = file.metadata().map_err(ReadError::Io)?;
     if !meta.is_file() {
-        return Err(ReadError::Format(
-            "not a regular file (a history is read from a file)".into(),
-        ));
+        return Err(not_a_file());
     }
     if meta.len() > MAX_HISTORY_BYTES {
         return Err(ReadError::Format(format!(
@@ -316,28 +327,74 @@ fn parse_json_line(line: &str, n: usize) -> Result<Event, ReadError> {
     serde_json::from_str::<Event>(line).map_err(|e| ReadError::Line {
         line: n,
         column: e.column(),
-        message: json_error_words(&e),
+        message: event_error_words(&e),
     })
 }
 
 /// How a line cut short is worded (and recognised by [`ReadError::is_cut_short`]).
 const CUT_SHORT: &str = "the event is cut short";
 
+/// A history line's JSON error: a line cut short is said so (a writer that stopped mid-line),
+/// anything else is no event.
+fn event_error_words(e: &serde_json::Error) -> String {
+    match e.classify() {
+        serde_json::error::Category::Eof => {
+            format!("{CUT_SHORT}: the line ends inside it (a writer stopped mid-line)")
+        }
+        _ => format!("not a history event: {}", json_error_words(e)),
+    }
+}
+
 /// serde_json's error in a reader's words, without its own "at line 1 column N" (the
-/// caller names the line and column of the file).
+/// caller names the file, line and column) and without Rust's type names (`u64`,
+/// `struct Event`).
 pub fn json_error_words(e: &serde_json::Error) -> String {
     use serde_json::error::Category;
     match e.classify() {
-        Category::Eof => {
-            format!("{CUT_SHORT}: the line ends inside it (a writer stopped mid-line)")
-        }
+        Category::Eof => "the text ends inside a value (cut short)".into(),
         Category::Io => e.to_string(),
         Category::Syntax | Category::Data => {
             let text = e.to_string();
-            let words = text.split(" at line ").next().unwrap_or(&text);
-            format!("not a history event: {words}")
+            serde_words(text.split(" at line ").next().unwrap_or(&text))
         }
     }
+}
+
+/// serde's data errors as a user reads them: `invalid type: string "5", expected u64` is
+/// `found string "5", expected a whole number from 0 to 18446744073709551615`.
+fn serde_words(text: &str) -> String {
+    const TYPES: &[(&str, &str)] = &[
+        ("u64", "a whole number from 0 to 18446744073709551615"),
+        ("u32", "a whole number from 0 to 4294967295"),
+        ("usize", "a whole number from 0 to 18446744073709551615"),
+        (
+            "i64",
+            "a whole number from -9223372036854775808 to 9223372036854775807",
+        ),
+        ("f64", "a number"),
+        ("struct Event", "a JSON object (one event)"),
+    ];
+    let expected = |what: &str| -> String {
+        TYPES
+            .iter()
+            .find(|(rust, _)| *rust == what)
+            .map_or(what.to_string(), |(_, ours)| ours.to_string())
+    };
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some(rest) = text.strip_prefix(prefix) {
+            if let Some((found, wanted)) = rest.rsplit_once(", expected ") {
+                return format!("found {found}, expected {}", expected(wanted));
+            }
+        }
+    }
+    if let Some(rest) = text.strip_prefix("duplicate field ") {
+        return format!("{rest} is given twice");
+    }
+    if text == "expected ident" {
+        return "expected a value (true, false, null, a number, a string, a list or an object)"
+            .into();
+    }
+    text.replace("unknown variant", "unknown value")
 }
 
 /// Parses `{:process 0, :type :invoke, :f :append, :key "0", :value "x 0 0 y"}`.

@@ -23,7 +23,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{HarnessError, Result, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION};
+use crate::error::{
+    HarnessError, Result, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION,
+};
 use crate::replay::{format_seconds, ConcreteStep, RecordedRun, Schedule};
 use crate::run::{run_scenario, RunOptions};
 use crate::scenario::{self, LoadOptions};
@@ -71,6 +73,9 @@ struct Shrinker<'a> {
     best_record: (u32, u32),
     reduced: bool,
     interrupted: bool,
+    /// A trial the harness could not play (Docker gone, a cluster that never got ready): the
+    /// search stops, and a schedule that could not play is no schedule that passed.
+    harness_error: Option<String>,
 }
 
 pub async fn shrink(
@@ -92,6 +97,7 @@ pub async fn shrink(
         best_record: (0, 0),
         reduced: false,
         interrupted: false,
+        harness_error: None,
     };
     let baseline = s
         .try_candidate(run.schedule.clone(), "the recorded schedule, replayed")
@@ -150,7 +156,9 @@ fn print_recorded(run: &RecordedRun) {
 impl Shrinker<'_> {
     /// The recorded schedule did not fail again (or could not be played): say so and stop.
     fn not_reproduced(&self, baseline: Tried) -> Result<i32> {
-        let conclusion = if self.interrupted {
+        let conclusion = if let Some(e) = &self.harness_error {
+            format!("the recorded schedule could not be replayed: {e}")
+        } else if self.interrupted {
             "interrupted before the recorded schedule was replayed".to_string()
         } else if baseline == Tried::Stopped {
             "the budget ran out before the recorded schedule was replayed".to_string()
@@ -163,7 +171,9 @@ impl Shrinker<'_> {
         };
         println!("\n{conclusion}");
         self.write_summary(&conclusion, None)?;
-        Ok(if self.interrupted {
+        Ok(if self.harness_error.is_some() {
+            EXIT_INFRA
+        } else if self.interrupted {
             EXIT_INTERRUPTED
         } else if baseline == Tried::Stopped {
             EXIT_UNKNOWN
@@ -190,13 +200,17 @@ impl Shrinker<'_> {
         let text = run.scenario_text(&self.best, &header);
         std::fs::write(&minimal_path, &text)
             .map_err(|e| HarnessError::infra(format!("cannot write minimal.yaml: {e}")))?;
-        if !self.interrupted {
+        if !self.interrupted && self.harness_error.is_none() {
             self.confirm(&minimal_path).await;
         }
         let (failures, plays) = self.best_record;
         let (kept, recorded) = (self.best.steps.len(), run.schedule.steps.len());
         let out_of_budget = !self.reduced && !finished;
-        let conclusion = if self.interrupted {
+        let conclusion = if let Some(e) = &self.harness_error {
+            format!(
+                "stopped, a trial could not play ({e}): the smallest failing schedule so far has {kept} of {recorded} steps; reproduced {failures} of {plays}"
+            )
+        } else if self.interrupted {
             format!(
                 "interrupted: the smallest failing schedule so far has {kept} of {recorded} steps; reproduced {failures} of {plays}"
             )
@@ -217,7 +231,9 @@ impl Shrinker<'_> {
         }
         println!("{}", minimal_path.display());
         self.write_summary(&conclusion, Some(&minimal_path))?;
-        Ok(if self.interrupted {
+        Ok(if self.harness_error.is_some() {
+            EXIT_INFRA
+        } else if self.interrupted {
             EXIT_INTERRUPTED
         } else if out_of_budget {
             EXIT_UNKNOWN
@@ -483,7 +499,8 @@ impl Shrinker<'_> {
         verdict
     }
 
-    /// One real run; whether the run's failing check failed again (None: interrupted).
+    /// One real run; whether the run's failing check failed again (None: interrupted, or the
+    /// harness could not play it).
     async fn play(&mut self, loaded: &scenario::LoadedScenario, folder: &str) -> Option<bool> {
         let options = RunOptions {
             seed: Some(self.run.seed),
@@ -503,6 +520,13 @@ impl Shrinker<'_> {
         };
         if exit == EXIT_INTERRUPTED || self.interrupt.is_cancelled() {
             self.interrupted = true;
+            return None;
+        }
+        if exit == EXIT_INFRA {
+            self.harness_error = Some(match &outcome {
+                Err(e) => e.to_string(),
+                Ok(_) => format!("the harness failed; see {}", self.dir.join(folder).display()),
+            });
             return None;
         }
         let result: Value = crate::run_folder::read_object(&self.dir.join(folder), "result.json")

@@ -116,6 +116,11 @@ fn a_history_with_nothing_to_check_is_an_error() {
             "no history event could be read as jepsen-log",
         ),
         (PathBuf::from("/dev/null"), "auto", "not a regular file"),
+        (
+            PathBuf::from("/dev/null"),
+            "jepsen-log",
+            "not a regular file (a history is read from a file); nothing read as jepsen-log",
+        ),
     ];
     if bad_kv.is_file() {
         cases.push((
@@ -310,4 +315,111 @@ fn a_result_that_is_no_object_is_refused() {
         err.contains("result.json: expected a JSON object { ... }, found a list"),
         "{err}"
     );
+}
+
+/// A named pipe is no scenario and no history: refused at once, not waited on (opening one
+/// blocks until something writes to it).
+#[test]
+fn a_named_pipe_is_refused_not_waited_on() {
+    let dir = scratch("fifo");
+    let fifo = dir.join("scenario.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let fifo_text = fifo.to_string_lossy().into_owned();
+    for args in [
+        vec!["lint", fifo_text.as_str()],
+        vec!["check", fifo_text.as_str(), "--model", "kv"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_chaos"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("chaos runs");
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > std::time::Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("{args:?}: still waiting on the pipe after 20 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(status.code(), Some(254), "{args:?}: {err}");
+        assert!(err.contains("not a regular file"), "{args:?}: {err}");
+    }
+}
+
+/// A result.json that names no scenario and no verdict is no run's: refused, not rendered as
+/// "nil: nil"; a comparison folder's compare.json that is no object likewise.
+#[test]
+fn a_result_of_no_run_is_refused() {
+    let run = run_folder_copy("empty-result");
+    std::fs::write(run.join("result.json"), "{}").unwrap();
+    let (code, err) = code_and_stderr(&chaos(&["report", &run.to_string_lossy()]));
+    assert_eq!(code, 254, "{err}");
+    assert!(
+        err.contains("result.json: no `scenario` (text): not the result.json of a chaos run"),
+        "{err}"
+    );
+    let dir = scratch("compare");
+    std::fs::write(dir.join("compare.json"), "[1,2,3]").unwrap();
+    let (code, err) = code_and_stderr(&chaos(&["report", &dir.to_string_lossy(), "--summary"]));
+    assert_eq!(code, 254, "{err}");
+    assert!(
+        err.contains("compare.json: expected a JSON object { ... }, found a list"),
+        "{err}"
+    );
+}
+
+/// JSON that does not read is said in the project's words: no Rust type (`u64`, `struct
+/// Event`), and a plan.json cut short is no "event" of a history.
+#[test]
+fn json_errors_are_in_our_words() {
+    let dir = scratch("json-words");
+    let history = dir.join("history.jsonl");
+    for (line, expected) in [
+        (
+            r#"{"index":0,"time":1,"process":"5","type":"invoke","f":"read","key":"k","value":null}"#,
+            r#"not a history event: found string "5", expected a whole number from 0 to 18446744073709551615"#,
+        ),
+        (
+            r#"{"index":0,"time":1,"process":-1,"type":"invoke","f":"read","key":"k","value":null}"#,
+            "found integer `-1`, expected a whole number from 0 to 18446744073709551615",
+        ),
+        (
+            r#"{"index":0,"time":1,"process":0,"type":"invok","f":"read","key":"k","value":null}"#,
+            "unknown value `invok`, expected one of `invoke`, `ok`, `fail`, `info`",
+        ),
+        ("null", "found null, expected a JSON object (one event)"),
+    ] {
+        std::fs::write(&history, format!("{line}\n")).unwrap();
+        let (code, err) = code_and_stderr(&chaos(&[
+            "check",
+            &history.to_string_lossy(),
+            "--model",
+            "register",
+            "--format",
+            "jsonl",
+        ]));
+        assert_eq!(code, 254, "{line}: {err}");
+        assert!(err.contains(expected), "{line}: {err}");
+        for words in ["invalid type", "invalid value", "u64", "struct", "variant"] {
+            assert!(!err.contains(words), "{line}: {err}");
+        }
+    }
+    let run = run_folder_copy("cut-plan");
+    let plan = std::fs::read_to_string(run.join("plan.json")).unwrap();
+    std::fs::write(run.join("plan.json"), &plan[..plan.len() / 2]).unwrap();
+    let (code, err) = code_and_stderr(&chaos(&["check", &run.to_string_lossy()]));
+    assert_eq!(code, 254, "{err}");
+    assert!(
+        err.contains("plan.json: not JSON (the text ends inside a value (cut short))"),
+        "{err}"
+    );
+    assert!(!err.contains("event"), "{err}");
 }

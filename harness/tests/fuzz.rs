@@ -134,6 +134,20 @@ const TOKENS: &[&str] = &[
     "$$",
 ];
 
+/// Words of the parser and serde that a scenario's author must never read (issue 25).
+const LIBRARY_WORDS: &[&str] = &[
+    "Option<",
+    "DuplicateKeyPolicy",
+    "from_str_multiple",
+    "budget breached",
+    "externally tagged",
+    "did not match any variant",
+    "invalid type:",
+    "invalid enum variant",
+    "invalid floating point",
+    "enum variant value",
+];
+
 /// One edit of a text.
 #[derive(Debug, Clone)]
 enum Edit {
@@ -253,6 +267,14 @@ proptest! {
                 prop_assert!(!errors.is_empty());
                 for e in errors {
                     prop_assert!(!e.message.is_empty(), "{e}");
+                    // The user's key path, in the user's words (issue 25).
+                    prop_assert!(
+                        !e.path.split('.').any(|s| s == "value" || s.starts_with("value[") || s == "?"),
+                        "{e}"
+                    );
+                    for words in LIBRARY_WORDS {
+                        prop_assert!(!e.message.contains(words), "{e}");
+                    }
                 }
             }
         }

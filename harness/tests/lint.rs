@@ -124,11 +124,11 @@ fn broken_scenarios_are_located_and_rejected() {
         ),
         (
             "bad-header-regex.yaml",
-            "11:5: faults[0].match.header.x-chaos-call: invalid regex `[a-`: unclosed character class",
+            "15:22: faults[0].match.header.x-chaos-call: invalid regex `[a-`: unclosed character class",
         ),
         (
             "fail-fsync-fraction.yaml",
-            "11:5: faults[0].fraction: `fraction:` is the share of fsyncs that fail: above 0 and at most 1 (found 7)",
+            "14:15: faults[0].fraction: `fraction:` is the share of fsyncs that fail: above 0 and at most 1 (found 7)",
         ),
         (
             "duplicate-key.yaml",
@@ -158,6 +158,47 @@ fn broken_scenarios_are_located_and_rejected() {
             "two-documents.yaml",
             "11:1: a scenario is one YAML document, and a second one starts here (`---`)",
         ),
+        // What the verification of issue 25 found: located at the value, in our words.
+        (
+            "too-many-processes.yaml",
+            "6:14: workload.processes: at most 10000 (found 100000)",
+        ),
+        (
+            "keys-past-the-number-type.yaml",
+            "6:9: workload.keys: expected a whole number from 0 to 4294967295",
+        ),
+        (
+            "nodes-nested-list.yaml",
+            "6:11: workload.nodes[0]: expected text (one value)",
+        ),
+        (
+            "two-checks-in-one-item.yaml",
+            "10:5: checks[0].linearizable: a mapping { name: settings } holds one name",
+        ),
+        (
+            "unknown-anchor.yaml",
+            "10:16: final: `*name` refers to no anchor `&name` defined before it",
+        ),
+        (
+            "tagged-mode.yaml",
+            "13:20: faults[0].mode: expected a name (plain text)",
+        ),
+        (
+            "infinite-fraction.yaml",
+            "14:15: faults[0].fraction: expected a finite number (like 0.5)",
+        ),
+        (
+            "two-headers.yaml",
+            "15:22: faults[0].match.header: `match.header:` takes one header and a regex for its value (found 2)",
+        ),
+        (
+            "header-name-with-space.yaml",
+            "15:22: faults[0].match.header: `x chaos` is not an HTTP header name",
+        ),
+        (
+            "history-f-as-mapping.yaml",
+            "16:27: reached.paused.history.f: found a mapping, expected an operation kind (like read) or a list of them",
+        ),
     ];
     for (file, expected) in cases {
         let (code, out) = lint(&[dir.join(file)]);
@@ -184,6 +225,14 @@ const LIBRARY_WORDS: &[&str] = &[
     "invalid type",
     ".value",
     ": ?",
+    "enum",
+    "variant",
+    "invalid u",
+    "invalid floating point",
+    "invalid boolean",
+    "found map",
+    "OneOrMany",
+    "reference to unknown value",
 ];
 
 /// The errnos lint accepts are the ones chaosfs injects (its parse_errno's names), so a scenario

@@ -42,6 +42,16 @@ pub struct Rendered {
 /// Renders a run folder without writing anything.
 pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
     let run = load::load(run_dir)?;
+    // Every result.json a run writes names its scenario and verdict (an interrupted run's
+    // too): without them the page would be about "nil".
+    for field in ["scenario", "verdict"] {
+        if !run.result[field].is_string() {
+            return Err(HarnessError::BadInput(format!(
+                "{}: no `{field}` (text): not the result.json of a chaos run",
+                run_dir.join("result.json").display()
+            )));
+        }
+    }
     let model = page::model(&run);
     let html = page::render(&model).into_string();
     let r = &run.result;
@@ -184,9 +194,10 @@ pub fn render(run_dir: &Path) -> Result<String> {
 /// The Markdown summary of a run folder (rendered again) or of a comparison folder (one with a
 /// compare.json), for `chaos report DIR --summary`; written as DIR/summary.md too.
 pub fn summary_of(dir: &Path) -> Result<String> {
-    if let Some(text) = load::read_inside(dir, "compare.json") {
-        let record: Value = serde_json::from_str(&text)
-            .map_err(|e| HarnessError::BadInput(format!("{}/compare.json: {e}", dir.display())))?;
+    // A comparison folder; one whose compare.json is there but cannot be read is refused,
+    // with the reason, not taken for a run folder.
+    if std::fs::symlink_metadata(dir.join("compare.json")).is_ok() {
+        let record = crate::run_folder::read_object(dir, "compare.json")?;
         let markdown = summary::comparison(dir, &record);
         std::fs::write(dir.join("summary.md"), &markdown)
             .map_err(|e| HarnessError::infra(format!("cannot write summary.md: {e}")))?;

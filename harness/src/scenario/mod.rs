@@ -658,6 +658,10 @@ pub fn read_file(path: &Path) -> Result<String, ScenarioError> {
 /// error that says so (`chaos lint /dev/zero` must not read until memory runs out).
 pub fn read_limited(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
+    // Asked before opening: opening a named pipe waits for a writer, forever.
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
     let file = std::fs::File::open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -680,16 +684,27 @@ pub fn parse_text(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
 }
 
 /// serde_path_to_error's path as the user wrote it: `Spanned<T>` wraps each value in a field
-/// `value` of its own, and an unknown path (`?`, `.`) is no path.
+/// `value` of its own (`workload.nodes.value[0]` is `workload.nodes[0]`), and an unknown
+/// segment (`?`, `.`) is no key.
 fn user_key_path(path: &str) -> String {
-    if path == "?" || path == "." {
-        return String::new();
+    let mut out: Vec<String> = Vec::new();
+    for segment in path.split('.') {
+        // What follows the wrapper's name is the index into the user's list, if any.
+        let (name, index) = match segment.find('[') {
+            Some(i) => segment.split_at(i),
+            None => (segment, ""),
+        };
+        if name == "value" || name == "?" || name.is_empty() {
+            match out.last_mut() {
+                Some(last) => last.push_str(index),
+                None if !index.is_empty() => out.push(index.to_string()),
+                None => {}
+            }
+        } else {
+            out.push(segment.to_string());
+        }
     }
-    path.split('.')
-        .filter(|segment| *segment != "value")
-        .collect::<Vec<_>>()
-        .join(".")
-        .replace(".?", "")
+    out.join(".")
 }
 
 /// Parses the YAML, keeping the key path of the first error (serde_path_to_error) and the
@@ -776,6 +791,24 @@ mod tests {
         let e = parse_text(&text).unwrap_err();
         assert_eq!(e.path, "workload.keys", "{e}");
         assert_eq!(e.line, 7, "{e}");
+    }
+
+    /// Spanned's wrapper field never shows, not even before a list index (issue 25).
+    #[test]
+    fn key_paths_are_the_users() {
+        assert_eq!(
+            user_key_path("workload.nodes.value[0]"),
+            "workload.nodes[0]"
+        );
+        assert_eq!(
+            user_key_path("faults[1].target.value[2]"),
+            "faults[1].target[2]"
+        );
+        assert_eq!(user_key_path("workload.kind.value"), "workload.kind");
+        assert_eq!(user_key_path("checks[0].value"), "checks[0]");
+        assert_eq!(user_key_path("?"), "");
+        assert_eq!(user_key_path("faults[0].?"), "faults[0]");
+        assert_eq!(user_key_path("."), "");
     }
 
     #[test]

@@ -243,13 +243,13 @@ fn action_params(step: &FaultStep) -> ActionParams {
         path: matching.and_then(|m| m.path.as_ref().map(|p| p.value.clone())),
         header: matching
             .and_then(|m| m.header.as_ref())
-            .and_then(|h| h.iter().next().map(|(k, v)| (k.to_lowercase(), v.clone()))),
+            .and_then(|h| h.value.iter().next().map(|(k, v)| (k.to_lowercase(), v.clone()))),
         count: step.count,
         delay: step.delay.map(|d| d.0),
         jitter: step.jitter.map(|d| d.0),
         paths: step.paths.as_ref().map(|p| p.value.clone()),
-        errno: step.errno.clone(),
-        fraction: step.fraction,
+        errno: step.errno.as_ref().map(|e| e.value.clone()),
+        fraction: step.fraction.as_ref().map(|f| f.value),
         lose_unsynced: step.lose_unsynced.unwrap_or(false),
         container: step.container,
         grudge: step.grudge.as_ref().map(|g| {

@@ -118,11 +118,35 @@ fn one() -> u64 {
 }
 
 /// `f: rename` or `f: [rename, read]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 pub enum OneOrMany {
     One(String),
     Many(Vec<String>),
+}
+
+/// By hand rather than `untagged`: serde's untagged error ("data did not match any variant of
+/// untagged enum OneOrMany") names a Rust type, not what the author should write.
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = OneOrMany;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an operation kind (like read) or a list of them ([read, write])")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<OneOrMany, E> {
+                Ok(OneOrMany::One(v.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<OneOrMany, A::Error> {
+                let mut names = Vec::new();
+                while let Some(name) = seq.next_element::<String>()? {
+                    names.push(name);
+                }
+                Ok(OneOrMany::Many(names))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
 }
 
 impl OneOrMany {

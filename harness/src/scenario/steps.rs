@@ -367,9 +367,9 @@ pub struct FaultStep {
     /// slow-fsync, fail-fsync: only files whose path matches this regex.
     pub paths: Option<Spanned<String>>,
     /// fail-fsync: the error fsync returns (EIO by default).
-    pub errno: Option<String>,
+    pub errno: Option<Spanned<String>>,
     /// fail-fsync: fail this fraction of fsyncs instead of a count.
-    pub fraction: Option<f64>,
+    pub fraction: Option<Spanned<f64>>,
     /// crash: drop what was written but not fsynced before the kill.
     #[serde(rename = "lose-unsynced")]
     pub lose_unsynced: Option<bool>,
@@ -437,5 +437,5 @@ pub struct MatchSpec {
     /// A regex on the request path.
     pub path: Option<Spanned<String>>,
     /// Header name and a regex on its value.
-    pub header: Option<IndexMap<String, String>>,
+    pub header: Option<Spanned<IndexMap<String, String>>>,
 }

@@ -32,6 +32,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => number,
         "m" => number * 60.0,
         "h" => number * 3600.0,
+        // `1e400s`, `5s..2s` as one duration: a number the parser stopped in, not a unit.
+        _ if unit.contains(|c: char| c.is_ascii_digit()) => {
+            return Err(format!(
+                "`{text}` is not a duration; expected a plain number and a unit, e.g. 500ms, 10s, 2m"
+            ))
+        }
         _ => {
             return Err(format!(
                 "`{text}`: unknown unit `{unit}`; expected ms, s, m or h"
@@ -48,7 +54,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms.is_multiple_of(1000) {
+    let below_ms = d.as_nanos() % 1_000_000;
+    if below_ms != 0 {
+        // `0.5ms`, not `0s`: a message must show what was written, and the text must parse
+        // back to the same duration (a replayed `for: 0.5ms` is no `for: 0s`).
+        let fraction = format!("{below_ms:06}");
+        format!("{ms}.{}ms", fraction.trim_end_matches('0'))
+    } else if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")
@@ -273,6 +285,18 @@ impl Serialize for Rate {
 mod tests {
     use super::*;
 
+    /// Below a millisecond a duration is written as a fraction of one, and reads back.
+    #[test]
+    fn sub_millisecond_durations_are_written_as_they_read() {
+        for (text, shown) in [("0.5ms", "0.5ms"), ("1.25ms", "1.25ms"), ("0.0001ms", "0.0001ms")] {
+            let d = parse_duration(text).unwrap();
+            assert_eq!(format_duration(d), shown);
+            assert_eq!(parse_duration(&format_duration(d)).unwrap(), d);
+        }
+        assert_eq!(format_duration(Duration::from_millis(1500)), "1500ms");
+        assert_eq!(format_duration(Duration::from_secs(2)), "2s");
+    }
+
     #[test]
     fn durations_parse_with_units() {
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
@@ -281,6 +305,9 @@ mod tests {
         assert!(parse_duration("10").unwrap_err().contains("no unit"));
         assert!(parse_duration("10x").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("s").is_err());
+        assert!(parse_duration("1e400s")
+            .unwrap_err()
+            .contains("is not a duration"));
     }
 
     /// Past 30 days, and far past what a `Duration` holds, is an error, never a panic.

@@ -454,6 +454,15 @@ fn known_errno(text: &str) -> bool {
     }
 }
 
+/// An HTTP header name: a token of RFC 9110 (a name with a space or a colon is in no request,
+/// so a fault matching it would never fire).
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
+}
+
 /// A regex that does not compile, in one line: the regex crate's message spans several (the
 /// pattern, a caret under the fault, then `error: ...`).
 fn regex_problem(pattern: &str) -> Result<(), String> {
@@ -633,19 +642,27 @@ impl StepUnderCheck<'_> {
             self.check_regex(problems, path, "match.path");
         }
         if let Some(headers) = s.matching.as_ref().and_then(|m| m.header.as_ref()) {
-            if headers.len() != 1 {
-                self.problem(
-                    problems,
-                    "match.header",
+            let key = format!("{}.match.header", self.key);
+            if headers.value.len() != 1 {
+                problems.at(
+                    &headers.referenced,
+                    &key,
                     format!(
                         "`match.header:` takes one header and a regex for its value (found {})",
-                        headers.len()
+                        headers.value.len()
                     ),
                 );
             }
-            for (name, value) in headers {
+            for (name, value) in &headers.value {
+                if !is_header_name(name) {
+                    problems.at(
+                        &headers.referenced,
+                        &key,
+                        format!("`{name}` is not an HTTP header name (letters, digits and - _ . ! # $ % & ' * + ^ ` | ~)"),
+                    );
+                }
                 if let Err(e) = regex_problem(value) {
-                    self.problem(problems, &format!("match.header.{name}"), e);
+                    problems.at(&headers.referenced, format!("{key}.{name}"), e);
                 }
             }
         }
@@ -679,21 +696,25 @@ impl StepUnderCheck<'_> {
                 "`errno:` and `fraction:` apply to fail-fsync only",
             );
         }
-        if let Some(fraction) = s.fraction {
-            if !(fraction > 0.0 && fraction <= 1.0) {
-                self.problem(
-                    problems,
-                    "fraction",
-                    format!("`fraction:` is the share of fsyncs that fail: above 0 and at most 1 (found {fraction})"),
+        if let Some(fraction) = &s.fraction {
+            if !(fraction.value > 0.0 && fraction.value <= 1.0) {
+                problems.at(
+                    &fraction.referenced,
+                    format!("{}.fraction", self.key),
+                    format!(
+                        "`fraction:` is the share of fsyncs that fail: above 0 and at most 1 (found {})",
+                        fraction.value
+                    ),
                 );
             }
         }
-        if let Some(errno) = s.errno.as_deref().filter(|e| !known_errno(e)) {
-            self.problem(
-                problems,
-                "errno",
+        if let Some(errno) = s.errno.as_ref().filter(|e| !known_errno(&e.value)) {
+            problems.at(
+                &errno.referenced,
+                format!("{}.errno", self.key),
                 format!(
-                    "unknown errno `{errno}` (chaosfs injects {}, or a number from 1 to 4095)",
+                    "unknown errno `{}` (chaosfs injects {}, or a number from 1 to 4095)",
+                    errno.value,
                     FSYNC_ERRNOS.join(", ")
                 ),
             );

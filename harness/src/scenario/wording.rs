@@ -48,7 +48,10 @@ impl MessageFormatter for ScenarioWording {
                 unexpected,
                 expected,
                 ..
-            } => Cow::Owned(format!("found {unexpected}, expected {expected}")),
+            } => Cow::Owned(format!(
+                "found {}, expected {expected}",
+                found_words(unexpected)
+            )),
             Error::SerdeInvalidLength { len, expected, .. } => {
                 Cow::Owned(format!("found {len} values, expected {expected}"))
             }
@@ -60,6 +63,17 @@ impl MessageFormatter for ScenarioWording {
             }
             Error::UnexpectedValueForUnitEnumVariant { .. } => {
                 Cow::Borrowed("this name takes no settings")
+            }
+            Error::ExpectedMappingEndAfterEnumVariantValue { .. } => Cow::Borrowed(
+                "a mapping { name: settings } holds one name; start the next with `- ` on a line of its own",
+            ),
+            Error::InvalidScalar { ty, .. } => Cow::Owned(scalar_expected(ty)),
+            Error::InvalidBooleanStrict { .. } => Cow::Borrowed("expected true or false"),
+            Error::UnknownAnchor { .. } => {
+                Cow::Borrowed("`*name` refers to no anchor `&name` defined before it")
+            }
+            Error::Message { msg, .. } if msg.contains("did not match any variant") => {
+                Cow::Borrowed("a value of the wrong shape here")
             }
             Error::AliasReplayLimitExceeded {
                 max_total_replayed_events,
@@ -103,13 +117,54 @@ fn budget(breach: &BudgetBreach) -> String {
     }
 }
 
+/// serde's name for what it found, as the YAML's author calls it.
+fn found_words(unexpected: &str) -> &str {
+    match unexpected {
+        "map" => "a mapping",
+        "sequence" => "a list",
+        "unit value" | "unit" => "nothing",
+        other => other,
+    }
+}
+
+/// What a scalar of the parser's type `ty` must look like, with its range for a number
+/// (`processes: 4294967296` is a whole number, but not one a u32 holds).
+fn scalar_expected(ty: &str) -> String {
+    let whole = |low: &str, high: &str| format!("expected a whole number from {low} to {high}");
+    match ty {
+        "u8" => whole("0", "255"),
+        "u16" => whole("0", "65535"),
+        "u32" => whole("0", &u32::MAX.to_string()),
+        "u64" | "usize" => whole("0", &u64::MAX.to_string()),
+        "u128" => whole("0", &u128::MAX.to_string()),
+        "i8" => whole("-128", "127"),
+        "i16" => whole("-32768", "32767"),
+        "i32" => whole(&i32::MIN.to_string(), &i32::MAX.to_string()),
+        "i64" | "isize" => whole(&i64::MIN.to_string(), &i64::MAX.to_string()),
+        "floating point" | "f32" | "f64" => "expected a finite number (like 0.5)".into(),
+        "boolean" => "expected true or false".into(),
+        "enum variant" | "string" => "expected a name (plain text)".into(),
+        "char" => "expected one character".into(),
+        other => format!("expected a {other} here"),
+    }
+}
+
 /// Serde's type words as a scenario's author reads them.
 fn plain(text: &str) -> Cow<'_, str> {
     const WORDS: &[(&str, &str)] = &[
-        ("invalid u32", "expected a whole number, 0 or more"),
-        ("invalid u64", "expected a whole number, 0 or more"),
-        ("invalid usize", "expected a whole number, 0 or more"),
-        ("invalid f64", "expected a number"),
+        ("invalid u16", "expected a whole number from 0 to 65535"),
+        ("invalid u32", "expected a whole number from 0 to 4294967295"),
+        (
+            "invalid u64",
+            "expected a whole number from 0 to 18446744073709551615",
+        ),
+        (
+            "invalid usize",
+            "expected a whole number from 0 to 18446744073709551615",
+        ),
+        ("invalid f64", "expected a finite number (like 0.5)"),
+        ("invalid floating point", "expected a finite number (like 0.5)"),
+        ("invalid enum variant", "expected a name (plain text)"),
         (
             "expected mapping start",
             "expected a mapping ({ key: value, ... })",

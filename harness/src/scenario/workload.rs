@@ -44,9 +44,9 @@ pub enum ReadConsistency {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
     pub kind: Spanned<WorkloadKind>,
-    #[serde(default = "default_keys", deserialize_with = "at_least_one")]
+    #[serde(default = "default_keys", deserialize_with = "key_count")]
     pub keys: u32,
-    #[serde(default = "default_processes", deserialize_with = "at_least_one")]
+    #[serde(default = "default_processes", deserialize_with = "process_count")]
     pub processes: u32,
     pub rate: Rate,
     pub duration: Dur,
@@ -252,13 +252,29 @@ fn default_uploads() -> usize {
     5
 }
 
-/// A count that must be at least 1 (`processes`, `keys`), refused where it is written.
-fn at_least_one<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+/// The most processes a workload runs (each a task with its own client and connections).
+pub const MAX_PROCESSES: u32 = 10_000;
+/// The most keys a workload spreads over (the final reads read every one).
+pub const MAX_KEYS: u32 = 100_000;
+
+/// A count from 1 to `max` (`processes`, `keys`), refused where it is written.
+fn count_in<'de, D: Deserializer<'de>>(deserializer: D, max: u32) -> Result<u32, D::Error> {
     let n = u32::deserialize(deserializer)?;
     if n == 0 {
         return Err(de::Error::custom("needs at least 1 (found 0)"));
     }
+    if n > max {
+        return Err(de::Error::custom(format!("at most {max} (found {n})")));
+    }
     Ok(n)
+}
+
+fn key_count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    count_in(deserializer, MAX_KEYS)
+}
+
+fn process_count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    count_in(deserializer, MAX_PROCESSES)
 }
 
 fn default_keys() -> u32 {
