@@ -443,7 +443,7 @@ async fn s3_workload(
     let (wall, cpu, ops) = measure(adapter, &recorder, config).await;
     let history = checker::read_history(&path, checker::Format::Jsonl)
         .map_err(|e| HarnessError::infra(e.to_string()))?;
-    let stats = crate::checks::statistics(&history, &[]);
+    let stats = crate::checks::statistics(&history, &[], crate::run_folder::Clock::default());
     let n = cluster.names().len();
     println!(
         "s3 bench: s3-object workload on {n} {} node(s), {processes} processes, target {rate}/s, no faults",

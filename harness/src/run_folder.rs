@@ -23,6 +23,45 @@ pub struct Observed {
     pub evidence: String,
 }
 
+/// The one time base of everything a run shows (result.json's sentences, the report, JUnit,
+/// summary.md): seconds from the workload's start, as a scenario's `at:` counts them. The
+/// recorder's times (history.jsonl, faults.jsonl, the logs' prefixes) count from the run's start,
+/// the cluster's start included; times before zero are the cluster's start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Clock {
+    /// The workload's start in the recorder's nanoseconds.
+    pub t0: u64,
+}
+
+impl Clock {
+    /// result.json's (or a run's meta's) `workload_started_ns`; without it (a folder written
+    /// before it was recorded, a run stopped before its workload) the first operation's
+    /// invocation, else the run's start.
+    pub fn of_run(result: &serde_json::Value, first_op: Option<u64>) -> Clock {
+        Clock {
+            t0: result["workload_started_ns"]
+                .as_u64()
+                .or(first_op)
+                .unwrap_or(0),
+        }
+    }
+
+    /// Seconds from the workload's start (negative: the cluster's start).
+    pub fn s(self, ns: u64) -> f64 {
+        (ns as f64 - self.t0 as f64) / 1e9
+    }
+
+    /// `12.345 s`, `-80.221 s`.
+    pub fn at(self, ns: u64) -> String {
+        format!("{:.3} s", self.s(ns))
+    }
+
+    /// A log line's time (seconds since the run began) from the workload's start.
+    pub fn log(self, secs: f64) -> f64 {
+        secs - self.t0 as f64 / 1e9
+    }
+}
+
 /// One line of a node's log.
 #[derive(Clone, Debug)]
 pub struct LogLine {

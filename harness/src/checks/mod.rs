@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::error::{HarnessError, Result};
 use crate::faults::log::Window;
+use crate::run_folder::Clock;
 use crate::scenario::{self, CheckSpec};
 use witness::Witness;
 
@@ -32,11 +33,12 @@ fn linearizable(
     model: ModelKind,
     timeout: Duration,
     faults: &[Window],
+    clock: Clock,
 ) -> Result<Value> {
     let budget = checker::Budget::with_timeout(timeout);
     let result = checker::linearizable::check(history, model, &budget)
         .map_err(|e| HarnessError::BadInput(format!("history does not fit model {model}: {e}")))?;
-    let witnesses = witness::linearizable(history, model, &result, faults);
+    let witnesses = witness::linearizable(history, model, &result, faults, clock);
     // The first witness in words is the clearest summary (a stale read, two creates).
     let first_words = witnesses.first().and_then(Witness::message);
     let summary = match (result.verdict, result.explanation()) {
@@ -73,8 +75,9 @@ fn linearizable(
 }
 
 /// The `stays-up` check: illegal when faults.jsonl names a node whose program exited by
-/// itself, with its exit code, the time and the last error lines of its log.
-pub fn stays_up(run_dir: &Path) -> Value {
+/// itself, with its exit code, the time (from the workload's start) and the last error lines of
+/// its log.
+pub fn stays_up(run_dir: &Path, clock: Clock) -> Value {
     let Some(text) = crate::run_folder::read_optional(run_dir, "faults.jsonl") else {
         return json!({
             "name": "stays-up", "check": "stays-up", "verdict": "unknown",
@@ -97,19 +100,24 @@ pub fn stays_up(run_dir: &Path) -> Value {
         .iter()
         .map(|f| {
             // The line that says it is going down, else the last error.
-            let errors: Vec<&str> = f["detail"]["last_errors"]
+            let errors: Vec<String> = f["detail"]["last_errors"]
                 .as_array()
-                .map(|l| l.iter().filter_map(Value::as_str).collect())
+                .map(|l| {
+                    l.iter()
+                        .filter_map(Value::as_str)
+                        .map(|l| rebase_log_line(l, clock))
+                        .collect()
+                })
                 .unwrap_or_default();
             let why = match errors.iter().position(|l| l.contains("Terminating")) {
                 // The Terminating line and the exception after it.
                 Some(i) => errors[i..errors.len().min(i + 2)].join(" "),
-                None => errors.last().copied().unwrap_or("").to_string(),
+                None => errors.last().cloned().unwrap_or_default(),
             };
             format!(
-                "{} exited by itself at {:.3} s (exit code {}): {}",
+                "{} exited by itself at {} (exit code {}): {}",
                 f["targets"][0].as_str().unwrap_or("?"),
-                f["time"].as_u64().unwrap_or(0) as f64 / 1e9,
+                clock.at(f["time"].as_u64().unwrap_or(0)),
                 f["detail"]["exit_code"],
                 why.trim()
             )
@@ -122,11 +130,26 @@ pub fn stays_up(run_dir: &Path) -> Value {
     })
 }
 
+/// A node's log line as a sentence quotes it: its `[  147.328473] ` prefix (seconds since the
+/// run began) as seconds from the workload's start, `[24.528] `; a line without it as it is.
+fn rebase_log_line(line: &str, clock: Clock) -> String {
+    match crate::run_folder::parse_log(line).first() {
+        Some(crate::run_folder::LogLine {
+            time: Some(t),
+            text,
+            ..
+        }) => format!("[{:.3}] {text}", clock.log(*t)),
+        _ => line.to_string(),
+    }
+}
+
+/// Every check of `checks`; their sentences give times from the workload's start (`clock`).
 fn run_checks(
     history: &History,
     checks: &[CheckSpec],
     timeout: Option<Duration>,
     run_dir: Option<&Path>,
+    clock: Clock,
 ) -> Result<Vec<Value>> {
     // Where lost writes are laid on the fault that lost them.
     let faults = run_dir
@@ -136,7 +159,7 @@ fn run_checks(
     for check in checks {
         match check {
             CheckSpec::Fencing(_) => match run_dir {
-                Some(dir) => out.extend(crate::workloads::fencing::check(dir)),
+                Some(dir) => out.extend(crate::workloads::fencing::check(dir, clock)),
                 None => {
                     return Err(HarnessError::BadInput(
                         "the fencing check reads a run folder's fencing.jsonl".into(),
@@ -152,7 +175,7 @@ fn run_checks(
                 }
             },
             CheckSpec::StaysUp(_) => out.push(match run_dir {
-                Some(dir) => stays_up(dir),
+                Some(dir) => stays_up(dir, clock),
                 None => json!({
                     "name": "stays-up", "check": "stays-up", "verdict": "unknown",
                     "summary": "stays-up reads a run folder's faults.jsonl",
@@ -163,7 +186,7 @@ fn run_checks(
                 None => crate::checks::converge::needs_run_folder(),
             }),
             other => {
-                let mut result = run_check(history, other, timeout, &faults)?;
+                let mut result = run_check(history, other, timeout, &faults, clock)?;
                 // A run's checks must have had something to check; a history recorded
                 // elsewhere is checked as it is.
                 if run_dir.is_some() {
@@ -181,6 +204,7 @@ fn run_check(
     check: &CheckSpec,
     timeout: Option<Duration>,
     faults: &[Window],
+    clock: Clock,
 ) -> Result<Value> {
     match check {
         CheckSpec::Linearizable(spec) => {
@@ -189,7 +213,7 @@ fn run_check(
             let t = timeout
                 .or(spec.timeout.map(|d| d.0))
                 .unwrap_or(Duration::from_secs(60));
-            linearizable(history, model, t, faults)
+            linearizable(history, model, t, faults, clock)
         }
         CheckSpec::Durable(_) => {
             let result = checker::durable::check(history);
@@ -198,7 +222,7 @@ fn run_check(
                 "check": "durable",
                 "verdict": result.verdict,
                 "summary": result.text(),
-                "witnesses": witness::durable(history, &result, faults),
+                "witnesses": witness::durable(history, &result, faults, clock),
                 "detail": result,
             }))
         }
@@ -294,8 +318,9 @@ fn read_history_file(path: &Path, format: &str) -> Result<History> {
 /// Checks a finished run and writes result.json.
 pub fn check_run(run_dir: &Path, spec: &scenario::Scenario, meta: &Value) -> Result<Checked> {
     let history = read_run_history(run_dir)?;
+    let clock = run_clock(meta, &history);
     let specs: Vec<CheckSpec> = spec.checks.iter().map(|c| c.value.clone()).collect();
-    let mut results = run_checks(&history, &specs, None, Some(run_dir))?;
+    let mut results = run_checks(&history, &specs, None, Some(run_dir), clock)?;
     results.extend(fault_steps_check(run_dir));
     let verdict = overall(&results);
     let confirmed = confirm(run_dir, spec, &history, meta, verdict);
@@ -303,7 +328,7 @@ pub fn check_run(run_dir: &Path, spec: &scenario::Scenario, meta: &Value) -> Res
     result["verdict"] = json!(verdict);
     result["checks"] = json!(results);
     confirmed.write_into(&mut result);
-    result["stats"] = statistics(&history, &read_faults(run_dir));
+    result["stats"] = statistics(&history, &read_faults(run_dir), clock);
     write_result(run_dir, &result)?;
     Ok(Checked {
         verdict,
@@ -312,9 +337,10 @@ pub fn check_run(run_dir: &Path, spec: &scenario::Scenario, meta: &Value) -> Res
     })
 }
 
-/// A run stopped before its cluster started because the build lacks what the bug needs (a
-/// `config:` precondition): nothing was played or checked, so it did not test the bug (exit 2),
-/// and result.json says which keys are missing.
+/// A run stopped before its cluster started (an attached run: before anything was played on
+/// it) because the build lacks what the bug needs (a `config:` precondition): nothing was
+/// played or checked, so it did not test the bug (exit 2), and result.json says which keys are
+/// missing.
 pub fn write_not_started(
     run_dir: &Path,
     spec: &scenario::Scenario,
@@ -327,10 +353,12 @@ pub fn write_not_started(
     let mut result = meta.clone();
     result["verdict"] = json!(Verdict::Unknown);
     result["checks"] = json!([]);
-    result["stopped"] = json!(format!(
-        "stopped before the cluster started: {}",
-        lacking.join("; ")
-    ));
+    let when = if meta["attach"].is_object() {
+        "stopped before anything was played on the attached cluster"
+    } else {
+        "stopped before the cluster started"
+    };
+    result["stopped"] = json!(format!("{when}: {}", lacking.join("; ")));
     confirmed.write_into(&mut result);
     write_result(run_dir, &result)?;
     Ok(Checked {
@@ -389,7 +417,7 @@ pub fn confirm(
         run_dir,
         history,
         steps: reached::StepTimes::from_faults(&read_faults(run_dir)),
-        workload_started: meta["workload_started_ns"].as_u64().unwrap_or(0),
+        workload_started: run_clock(meta, history).t0,
     };
     let reached = reached::evaluate(&preconditions, &evidence);
     let all = reached.iter().all(|r| r.reached);
@@ -413,7 +441,7 @@ pub fn write_unchecked(run_dir: &Path, meta: &Value, verdict: &str, message: &st
     result["error"] = json!(message);
     result["checks"] = json!([]);
     if let Ok(history) = read_run_history(run_dir) {
-        result["stats"] = statistics(&history, &read_faults(run_dir));
+        result["stats"] = statistics(&history, &read_faults(run_dir), run_clock(meta, &history));
     }
     write_result(run_dir, &result)
 }
@@ -432,9 +460,15 @@ pub fn read_faults(run_dir: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// A run's time base: its workload's start (`workload_started_ns` of its meta or result.json),
+/// else its first operation's invocation.
+fn run_clock(meta: &Value, history: &History) -> Clock {
+    Clock::of_run(meta, history.ops.iter().map(|o| o.invoke_time).min())
+}
+
 /// Counts per operation kind and outcome, latency percentiles of completed operations, and
-/// faults by kind.
-pub fn statistics(history: &History, faults: &[Value]) -> Value {
+/// faults by kind; the fault windows in seconds from the workload's start (`clock`).
+pub fn statistics(history: &History, faults: &[Value], clock: Clock) -> Value {
     let mut counts: BTreeMap<String, BTreeMap<&str, u64>> = BTreeMap::new();
     let mut latencies: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for op in &history.ops {
@@ -493,7 +527,7 @@ pub fn statistics(history: &History, faults: &[Value]) -> Value {
         // Operations invoked while a fault was in force (apply to undo) against the rest.
         "latency_during_faults": percentiles(inside),
         "latency_outside_faults": percentiles(outside),
-        "fault_windows_s": windows.iter().map(|(a, b)| [*a as f64 / 1e9, *b as f64 / 1e9]).collect::<Vec<_>>(),
+        "fault_windows_s": windows.iter().map(|(a, b)| [clock.s(*a), clock.s(*b)]).collect::<Vec<_>>(),
         "faults": fault_counts,
     })
 }
@@ -676,16 +710,21 @@ pub fn check_path(
             crate::run_folder::read_object(dir, "plan.json")?;
         }
     }
-    let mut results = run_checks(&history, &checks, timeout, run_dir)
+    // The workload's start (what every time said counts from) is in a run folder's
+    // result.json; a history file's times count from its own zero.
+    let meta = run_dir
+        .and_then(|dir| crate::run_folder::read_object(dir, "result.json").ok())
+        .unwrap_or_default();
+    let clock = match run_dir {
+        Some(_) => run_clock(&meta, &history),
+        None => Clock::default(),
+    };
+    let mut results = run_checks(&history, &checks, timeout, run_dir, clock)
         .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
     results.extend(run_dir.and_then(fault_steps_check));
     let verdict = overall(&results);
     let confirmed = match (run_dir, &spec) {
-        (Some(dir), Some(spec)) => {
-            // The workload's start (what the predicates' times count from) is in result.json.
-            let meta = crate::run_folder::read_object(dir, "result.json").unwrap_or_default();
-            Some(confirm(dir, spec, &history, &meta, verdict))
-        }
+        (Some(dir), Some(spec)) => Some(confirm(dir, spec, &history, &meta, verdict)),
         _ => None,
     };
     Ok(CheckedPath {
@@ -700,22 +739,27 @@ pub fn check_path(
 mod tests {
     use super::*;
 
-    /// An `exited` event in faults.jsonl fails stays-up with the node, the time, the exit code
-    /// and the log's last error line; without one the check passes.
+    /// An `exited` event in faults.jsonl fails stays-up with the node, the time (from the
+    /// workload's start), the exit code and the log's last error line; without one the check
+    /// passes.
     #[test]
     fn stays_up_names_the_node_that_exited_by_itself() {
         let dir = std::env::temp_dir().join(format!("chaos-stays-up-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let pause = r#"{"time":1000000000,"action":"pause","phase":"apply","targets":["om2"],"outcome":"ok"}"#;
         std::fs::write(dir.join("faults.jsonl"), format!("{pause}\n")).unwrap();
-        assert_eq!(stays_up(&dir)["verdict"], "ok");
-        let exited = r#"{"time":129930000000,"action":"exited","phase":"effect","targets":["om3"],"outcome":"exited by itself (exit code 2)","detail":{"exit_code":2,"last_errors":["ERROR ratis.OzoneManagerDoubleBuffer: Terminating with exit status 2"]}}"#;
+        // The workload began 122.8 s into the run (the cluster's start before it).
+        let clock = Clock {
+            t0: 122_800_000_000,
+        };
+        assert_eq!(stays_up(&dir, clock)["verdict"], "ok");
+        let exited = r#"{"time":129930000000,"action":"exited","phase":"effect","targets":["om3"],"outcome":"exited by itself (exit code 2)","detail":{"exit_code":2,"last_errors":["[  129.328473] ERROR ratis.OzoneManagerDoubleBuffer: Terminating with exit status 2"]}}"#;
         std::fs::write(dir.join("faults.jsonl"), format!("{pause}\n{exited}\n")).unwrap();
-        let result = stays_up(&dir);
+        let result = stays_up(&dir, clock);
         assert_eq!(result["verdict"], "illegal");
         assert_eq!(
             result["summary"],
-            "om3 exited by itself at 129.930 s (exit code 2): ERROR ratis.OzoneManagerDoubleBuffer: Terminating with exit status 2"
+            "om3 exited by itself at 7.130 s (exit code 2): [6.528] ERROR ratis.OzoneManagerDoubleBuffer: Terminating with exit status 2"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -736,7 +780,14 @@ mod tests {
     #[test]
     fn two_successful_creates_are_named() {
         let h = history("");
-        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5), &[]).unwrap();
+        let r = linearizable(
+            &h,
+            ModelKind::S3Object,
+            Duration::from_secs(5),
+            &[],
+            Clock::default(),
+        )
+        .unwrap();
         assert_eq!(r["verdict"], "illegal");
         let summary = r["summary"].as_str().unwrap();
         assert!(
@@ -750,6 +801,45 @@ mod tests {
             "{summary}"
         );
         assert_eq!(r["witnesses"][0]["creates"].as_array().unwrap().len(), 2);
+    }
+
+    /// The witnesses' sentences count from the workload's start, as the scenario's `at:` does
+    /// (here 100 s into the run, after the cluster's start): two creates, and a get torn between
+    /// two versions.
+    #[test]
+    fn witness_sentences_count_from_the_workloads_start() {
+        let clock = Clock {
+            t0: 100_000_000_000,
+        };
+        let text = r#"{"index":0,"time":100500000000,"process":0,"type":"invoke","f":"put","key":"o0","value":{"body":"b1","if_none_match":"*"}}
+{"index":1,"time":100600000000,"process":1,"type":"invoke","f":"put","key":"o0","value":{"body":"b2","if_none_match":"*"}}
+{"index":2,"time":101000000000,"process":0,"type":"ok","f":"put","key":"o0","value":{"etag":"e1"}}
+{"index":3,"time":101250000000,"process":1,"type":"ok","f":"put","key":"o0","value":{"etag":"e2"}}
+"#;
+        let h = checker::parse_str(text, Format::Jsonl).unwrap();
+        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5), &[], clock).unwrap();
+        let summary = r["summary"].as_str().unwrap();
+        assert!(
+            summary.contains(
+                "(0.500 s to 1.000 s) and process 1 created body \"b2\" (0.600 s to 1.250 s)"
+            ),
+            "{summary}"
+        );
+        assert_eq!(r["witnesses"][0]["creates"][1]["completed_s"], json!(1.25));
+        let torn = r#"{"index":0,"time":100500000000,"process":0,"type":"invoke","f":"put","key":"o0","value":{"body":"b1"}}
+{"index":1,"time":101000000000,"process":0,"type":"ok","f":"put","key":"o0","value":{"etag":"e1"}}
+{"index":2,"time":102000000000,"process":0,"type":"invoke","f":"put","key":"o0","value":{"body":"b2"}}
+{"index":3,"time":102500000000,"process":0,"type":"ok","f":"put","key":"o0","value":{"etag":"e2"}}
+{"index":4,"time":103000000000,"process":1,"type":"invoke","f":"get","key":"o0","value":null}
+{"index":5,"time":103100000000,"process":1,"type":"ok","f":"get","key":"o0","value":{"body":"b1","etag":"e2"}}
+"#;
+        let h = checker::parse_str(torn, Format::Jsonl).unwrap();
+        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5), &[], clock).unwrap();
+        let summary = r["summary"].as_str().unwrap();
+        assert!(
+            summary.starts_with("a get on key o0 (process 1, at 3.000 s) returned body"),
+            "{summary}"
+        );
     }
 
     #[test]
@@ -768,7 +858,14 @@ mod tests {
 {"index":7,"time":610,"process":0,"type":"ok","f":"get","key":"o0","value":{"body":"b9","etag":"e9"}}
 "#;
         let h = checker::parse_str(text, Format::Jsonl).unwrap();
-        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5), &[]).unwrap();
+        let r = linearizable(
+            &h,
+            ModelKind::S3Object,
+            Duration::from_secs(5),
+            &[],
+            Clock::default(),
+        )
+        .unwrap();
         assert_eq!(r["verdict"], "illegal");
         let summary = r["summary"].as_str().unwrap();
         assert!(!summary.contains("more than one create"), "{summary}");
@@ -781,7 +878,14 @@ mod tests {
         let h = history(
             "{\"index\":2,\"time\":50,\"process\":2,\"type\":\"invoke\",\"f\":\"delete\",\"key\":\"o0\",\"value\":null}\n{\"index\":3,\"time\":60,\"process\":2,\"type\":\"info\",\"f\":\"delete\",\"key\":\"o0\",\"value\":null}\n",
         );
-        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5), &[]).unwrap();
+        let r = linearizable(
+            &h,
+            ModelKind::S3Object,
+            Duration::from_secs(5),
+            &[],
+            Clock::default(),
+        )
+        .unwrap();
         assert_eq!(r["verdict"], "ok", "{}", r["summary"]);
     }
 }

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::faults::log::{fault_that_lost, Window};
+use crate::run_folder::Clock;
 
 /// An operation of the history as a witness names it: its line in history.jsonl (how the report
 /// finds it), and what it did.
@@ -155,11 +156,13 @@ fn illegal_keys(result: &LinearizabilityResult) -> impl Iterator<Item = &str> {
 }
 
 /// Witnesses of an illegal linearizability result, one per illegal key at most, earliest first.
+/// Their sentences give times from the workload's start (`clock`).
 pub fn linearizable(
     history: &History,
     model: ModelKind,
     result: &LinearizabilityResult,
     faults: &[Window],
+    clock: Clock,
 ) -> Vec<Witness> {
     if result.verdict != Verdict::Illegal {
         return Vec::new();
@@ -169,8 +172,10 @@ pub fn linearizable(
             ModelKind::Register | ModelKind::CasRegister | ModelKind::Kv => {
                 stale_read(history, key)
             }
-            ModelKind::Set => missing_adds(history, key, faults),
-            ModelKind::S3Object => double_create(history, key).or_else(|| torn_get(history, key)),
+            ModelKind::Set => missing_adds(history, key, faults, clock),
+            ModelKind::S3Object => {
+                double_create(history, key, clock).or_else(|| torn_get(history, key, clock))
+            }
         })
         .collect();
     // The first violation first: it leads the summary.
@@ -189,7 +194,7 @@ fn stale_read(history: &History, key: &str) -> Option<Witness> {
     })
 }
 
-fn missing_adds(history: &History, key: &str, faults: &[Window]) -> Option<Witness> {
+fn missing_adds(history: &History, key: &str, faults: &[Window], clock: Clock) -> Option<Witness> {
     let m = checker::stale::missing_adds(history, key)?;
     let adds: Vec<Lost> = m
         .adds
@@ -203,6 +208,7 @@ fn missing_adds(history: &History, key: &str, faults: &[Window]) -> Option<Witne
                     op.complete_time.unwrap_or(0),
                     op.node.as_deref(),
                     Some(m.read.invoke_time),
+                    clock,
                 ),
             }
         })
@@ -224,6 +230,7 @@ pub fn durable(
     history: &History,
     result: &checker::durable::DurableResult,
     faults: &[Window],
+    clock: Clock,
 ) -> Vec<Witness> {
     result
         .lost
@@ -239,6 +246,7 @@ pub fn durable(
                     op.complete_time.unwrap_or(0),
                     op.node.as_deref(),
                     None,
+                    clock,
                 ),
             }
         })
@@ -247,7 +255,7 @@ pub fn durable(
 
 /// For an illegal s3-object key: a get that returned one put's body with another put's ETag
 /// (a read torn between two versions).
-fn torn_get(history: &History, key: &str) -> Option<Witness> {
+fn torn_get(history: &History, key: &str, clock: Clock) -> Option<Witness> {
     let ops: Vec<&Operation> = history
         .ops
         .iter()
@@ -273,10 +281,10 @@ fn torn_get(history: &History, key: &str) -> Option<Witness> {
             .map(|(b, _)| format!(", the ETag of body {b}"))
             .unwrap_or_default();
         let message = format!(
-            "a get on key {key} (process {}, at {:.3} s) returned body {body} with ETag {etag}{other}; \
+            "a get on key {key} (process {}, at {}) returned body {body} with ETag {etag}{other}; \
              the put of {body} was acknowledged with ETag {expected}: the read is torn between two versions",
             get.process,
-            get.invoke_time as f64 / 1e9,
+            clock.at(get.invoke_time),
         );
         return Some(Witness::TornGet {
             key: key.to_string(),
@@ -289,7 +297,7 @@ fn torn_get(history: &History, key: &str) -> Option<Witness> {
 /// For an illegal s3-object key: two creates (put with If-None-Match: *) that both succeeded
 /// with no delete that could have come between them. The clearest witness of a store whose
 /// conditional PUT is not atomic.
-fn double_create(history: &History, key: &str) -> Option<Witness> {
+fn double_create(history: &History, key: &str, clock: Clock) -> Option<Witness> {
     let on_key = |op: &&Operation| op.key.as_deref() == Some(key);
     let mut creates: Vec<&Operation> = history
         .ops
@@ -326,7 +334,7 @@ fn double_create(history: &History, key: &str) -> Option<Witness> {
             if separable(a, b_done) || separable(b, a_done) {
                 continue;
             }
-            let secs = |t: u64| format!("{:.3} s", t as f64 / 1e9);
+            let secs = |t: u64| clock.at(t);
             let body = |op: &Operation| op.value["body"].to_string();
             let message = format!(
                 "more than one create succeeded on key {key}: process {} created body {} \
@@ -343,7 +351,7 @@ fn double_create(history: &History, key: &str) -> Option<Witness> {
             );
             let create = |op: &Operation, done: u64| {
                 json!({"process": op.process, "body": op.value["body"], "etag": op.output["etag"],
-                       "invoked_s": op.invoke_time as f64 / 1e9, "completed_s": done as f64 / 1e9})
+                       "invoked_s": clock.s(op.invoke_time), "completed_s": clock.s(done)})
             };
             return Some(Witness::DoubleCreate {
                 key: key.to_string(),

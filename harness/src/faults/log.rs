@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::run_folder::Clock;
+
 /// A fault from its application to its undo (or the end of the run).
 #[derive(Clone, Debug)]
 pub struct Window {
@@ -103,11 +105,13 @@ fn show(v: &Value) -> String {
 /// The fault that lost a write acknowledged at `acked` by `node`: the first fault on that node
 /// after the acknowledgement (a later one found the write already gone), else the first fault on
 /// any node after it, else the last one before it. `before`: only faults that began by then.
+/// Named with its time from the workload's start (`kill redis1 at 20.000 s`).
 pub fn fault_that_lost(
     windows: &[Window],
     acked: u64,
     node: Option<&str>,
     before: Option<u64>,
+    clock: Clock,
 ) -> Option<String> {
     let after = |w: &&Window| w.start >= acked && before.is_none_or(|b| w.start <= b);
     let on_node = |w: &&Window| node.is_some_and(|n| w.targets.iter().any(|t| t == n));
@@ -117,7 +121,7 @@ pub fn fault_that_lost(
         .find(on_node)
         .or_else(|| windows.iter().find(after))
         .or_else(|| windows.iter().rfind(|w| w.start <= acked))
-        .map(|w| format!("{} at {:.3} s", w.label, w.start as f64 / 1e9))
+        .map(|w| format!("{} at {}", w.label, clock.at(w.start)))
 }
 
 #[cfg(test)]
@@ -136,7 +140,8 @@ mod tests {
     }
 
     /// The write's own node's first crash after the acknowledgement lost it, not the last
-    /// crash of the run nor a crash of another node in between.
+    /// crash of the run nor a crash of another node in between; named with its time from the
+    /// workload's start (here 10 s after the run's).
     #[test]
     fn a_lost_write_is_laid_on_the_first_fault_on_its_node_after_it() {
         let windows = [
@@ -145,30 +150,31 @@ mod tests {
             window(30_000_000_000, "kill redis1", "redis1"),
             window(50_000_000_000, "kill redis1", "redis1"),
         ];
-        let at = |f: Option<String>| f.unwrap();
+        let clock = Clock { t0: 10_000_000_000 };
+        let lost = |acked: u64, node: Option<&str>| {
+            fault_that_lost(&windows, acked, node, None, clock).unwrap()
+        };
         assert_eq!(
-            at(fault_that_lost(
-                &windows,
-                10_000_000_000,
-                Some("redis1"),
-                None
-            )),
-            "kill redis1 at 30.000 s"
+            lost(10_000_000_000, Some("redis1")),
+            "kill redis1 at 20.000 s"
         );
         // Unknown node: the first fault after it.
-        assert_eq!(
-            at(fault_that_lost(&windows, 10_000_000_000, None, None)),
-            "kill redis2 at 20.000 s"
-        );
+        assert_eq!(lost(10_000_000_000, None), "kill redis2 at 10.000 s");
         // No fault after it: the last one before.
         assert_eq!(
-            at(fault_that_lost(
+            lost(60_000_000_000, Some("redis1")),
+            "kill redis1 at 40.000 s"
+        );
+        // A fault during the cluster's start is before zero.
+        assert_eq!(
+            fault_that_lost(
                 &windows,
-                60_000_000_000,
+                1_000_000_000,
                 Some("redis1"),
-                None
-            )),
-            "kill redis1 at 50.000 s"
+                None,
+                Clock { t0: 8_000_000_000 }
+            ),
+            Some("kill redis1 at -3.000 s".to_string())
         );
     }
 }

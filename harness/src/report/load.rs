@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::error::{HarnessError, Result};
 pub use crate::redact::{redact, redact_value};
-pub use crate::run_folder::{parse_log, LogLine};
+pub use crate::run_folder::{parse_log, Clock, LogLine};
 
 /// OpStatus of an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -85,38 +85,11 @@ pub struct NodeLog {
     pub lines: Vec<LogLine>,
 }
 
-/// The report's one time base: seconds from the workload's start, as a scenario's `at:` counts
-/// them (the recorder's times count from the run's start, the cluster's start included).
-/// Times before zero are the cluster's start.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Clock {
-    /// The workload's start in the recorder's nanoseconds.
-    pub t0: u64,
-}
-
 impl Clock {
     /// result.json's `workload_started_ns`; a folder written before it was recorded counts from
     /// its first operation.
     pub fn of(result: &Value, ops: &[Op]) -> Clock {
-        let first = ops.iter().map(|o| o.invoke).min().unwrap_or(0);
-        Clock {
-            t0: result["workload_started_ns"].as_u64().unwrap_or(first),
-        }
-    }
-
-    /// Seconds from the workload's start (negative: the cluster's start).
-    pub fn s(self, ns: u64) -> f64 {
-        (ns as f64 - self.t0 as f64) / 1e9
-    }
-
-    /// `12.345 s`, `-80.221 s`.
-    pub fn at(self, ns: u64) -> String {
-        format!("{:.3} s", self.s(ns))
-    }
-
-    /// A log line's time (seconds since the run began) from the workload's start.
-    pub fn log(self, secs: f64) -> f64 {
-        secs - self.t0 as f64 / 1e9
+        Clock::of_run(result, ops.iter().map(|o| o.invoke).min())
     }
 }
 

@@ -163,6 +163,20 @@ fn lost_sentence(clock: Clock, ops: &[Op], key: &str, lost: &[LostWrite]) -> Opt
     ))
 }
 
+/// The fault that lost a write, beside its acknowledgement (`acked`, seconds from the
+/// workload's start): " before kill redis1 at 20.000 s", or " after pause om1 at 7.327 s" when
+/// the fault began first (no fault came between the acknowledgement and the final read).
+fn fault_beside(fault: &str, acked: f64) -> String {
+    let began = fault
+        .rsplit_once(" at ")
+        .and_then(|(_, t)| t.strip_suffix(" s"))
+        .and_then(|t| t.parse::<f64>().ok());
+    match began {
+        Some(t) if t < acked => format!(" after {fault}"),
+        _ => format!(" before {fault}"),
+    }
+}
+
 /// Finds an op of the history by its 1-based line (how the checker and the witnesses name it).
 fn by_line(ops: &[Op], line: Option<u64>) -> Option<usize> {
     let line = line? as usize;
@@ -322,13 +336,14 @@ impl Findings<'_> {
             })
             .collect();
         let Some(first) = rows.first() else { return };
+        let acked = self.run.clock.s(first.1);
         let text = format!(
             "{} acknowledged write{} lost: {} was acknowledged at {}{}, and the final read does not have it",
             rows.len(),
             if rows.len() == 1 { " was" } else { "s were" },
             first.0,
             self.run.clock.at(first.1),
-            first.3.as_ref().map(|f| format!(" before {f}")).unwrap_or_default()
+            first.3.as_ref().map(|f| fault_beside(f, acked)).unwrap_or_default()
         );
         let mut v = Violation::without_key(
             self.next_anchor(),
@@ -628,6 +643,21 @@ mod tests {
             &StaleRead { read: 2, newer: 1 },
         );
         assert!(text.starts_with("a read on key k served by n1 returned 1 at 0.000 s, although 2 had been acknowledged 0.0 ms before"), "{text}");
+    }
+
+    /// A lost write's fault is named before or after the acknowledgement as it came (both on the
+    /// workload's clock): a crash after it, or the pause of a follower that diverged before it.
+    #[test]
+    fn a_lost_write_and_its_fault_in_order() {
+        assert_eq!(
+            fault_beside("kill redis1 at 20.000 s", 3.25),
+            " before kill redis1 at 20.000 s"
+        );
+        assert_eq!(
+            fault_beside("pause om1 at 7.327 s", 60.058),
+            " after pause om1 at 7.327 s"
+        );
+        assert_eq!(fault_beside("kill redis1", 3.0), " before kill redis1");
     }
 
     /// The report takes the witness result.json names, by its history line, and judges nothing.

@@ -5,7 +5,9 @@
 //! Every event goes to fencing.jsonl (chaos-s3's `FencingEvent` as JSON, its `time` relative to
 //! the round, plus `round` and `run_time` on the run clock), and the takeovers and uploads also
 //! go to history.jsonl as operations (`takeover`, `upload`; process = one writer) so that the
-//! report's timeline and statistics show them. The `fencing` check reads fencing.jsonl.
+//! report's timeline and statistics show them. The `fencing` check reads fencing.jsonl, with
+//! each event's time on the run clock counted from the workload's start (so its sentences agree
+//! with the rest of the run's).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -19,6 +21,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::recorder::{JsonlWriter, Recorder};
+use crate::run_folder::Clock;
 use crate::scenario::FencingSpec;
 use crate::workloads::WorkloadConfig;
 
@@ -183,9 +186,20 @@ impl Processes {
     }
 }
 
+/// An event of fencing.jsonl timed from the workload's start: its `run_time` (the run clock)
+/// less the workload's; a line written without `run_time` keeps its time in the round. Within
+/// a round every event moves by the same amount, so the check's comparisons do not change.
+fn on_workload_clock(mut line: Value, clock: Clock) -> Value {
+    if let Some(run_time) = line["run_time"].as_u64() {
+        line["time"] = json!(run_time.saturating_sub(clock.t0));
+    }
+    line
+}
+
 /// The `fencing` check over fencing.jsonl: one result per property (NoAckedWriteLoss,
-/// NoAckAfterTakeover, OneWriterPerTerm), each over every round.
-pub fn check(run_dir: &Path) -> Vec<Value> {
+/// NoAckAfterTakeover, OneWriterPerTerm), each over every round; times from the workload's
+/// start.
+pub fn check(run_dir: &Path, clock: Clock) -> Vec<Value> {
     let text = crate::run_folder::read_optional(run_dir, "fencing.jsonl").unwrap_or_default();
     let mut rounds: BTreeMap<u64, Vec<FencingEvent>> = BTreeMap::new();
     let mut not_started = Vec::new();
@@ -198,7 +212,7 @@ pub fn check(run_dir: &Path) -> Vec<Value> {
             not_started.push(v["reason"].as_str().unwrap_or_default().to_string());
             continue;
         }
-        if let Ok(event) = serde_json::from_value::<FencingEvent>(v) {
+        if let Ok(event) = serde_json::from_value::<FencingEvent>(on_workload_clock(v, clock)) {
             rounds.entry(round).or_default().push(event);
         }
     }
@@ -345,7 +359,8 @@ mod tests {
     }
 
     /// Rounds of the real protocol on chaos-s3's in-process store, written as run_rounds writes
-    /// them: enforced preconditions pass all three checks, ignored ones fail them.
+    /// them: enforced preconditions pass all three checks, ignored ones fail them. Round r runs
+    /// at r × 10 s of a workload that began 1000 s into the run, and the sentences say so.
     #[tokio::test]
     async fn rounds_on_a_store_that_ignores_conditions_fail() {
         for (enforce, expect) in [(true, "ok"), (false, "illegal")] {
@@ -358,13 +373,18 @@ mod tests {
                     ..FencingConfig::default()
                 };
                 let report = run_fencing(store, &cfg).await;
+                let offset = 1_000_000_000_000 + round * 10_000_000_000;
                 for e in &report.events {
                     let mut line = serde_json::to_value(e).unwrap();
                     line["round"] = json!(round);
+                    line["run_time"] = json!(offset + line["time"].as_u64().unwrap());
                     log.write(&line);
                 }
             }
-            let results = check(&d);
+            let clock = Clock {
+                t0: 1_000_000_000_000,
+            };
+            let results = check(&d, clock);
             assert_eq!(results.len(), 3);
             let verdicts: Vec<&str> = results
                 .iter()
@@ -379,9 +399,17 @@ mod tests {
             } else {
                 assert!(verdicts.contains(&expect), "{results:#?}");
                 let bad = results.iter().find(|r| r["verdict"] == "illegal").unwrap();
+                let summary = bad["summary"].as_str().unwrap();
+                assert!(summary.contains("violated in"), "{bad}");
+                let round: u64 = summary
+                    .split("; round ")
+                    .nth(1)
+                    .and_then(|r| r.split(':').next())
+                    .and_then(|r| r.parse().ok())
+                    .unwrap();
                 assert!(
-                    bad["summary"].as_str().unwrap().contains("violated in"),
-                    "{bad}"
+                    summary.contains(&format!(" at {}.", round * 10)),
+                    "{summary}"
                 );
             }
         }
