@@ -62,14 +62,43 @@ async fn watch(name: &str, p: &Precondition, engine: &FaultEngine, out: &JsonlWr
     }
 }
 
-/// The `config:` predicates, asked of each node's image before the cluster starts (a build
-/// that lacks a key the bug needs is known in seconds, not after a run that tested nothing).
-/// Each answer is a line of observed.jsonl; returns the sentences of the keys the build lacks.
+/// The image a `config:` predicate asks: the one a throwaway container is created from, and
+/// the name the sentences give it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildImage {
+    pub run: String,
+    pub shown: String,
+}
+
+/// The `config:` predicates, asked of each node's image (from the compose file) before the
+/// cluster starts (a build that lacks a key the bug needs is known in seconds, not after a run
+/// that tested nothing). Each answer is a line of observed.jsonl; returns the sentences of the
+/// keys the build lacks.
 pub async fn check_build(
     docker: &bollard::Docker,
     loaded: &crate::scenario::LoadedScenario,
     run_id: &str,
     out: &JsonlWriter,
+) -> crate::error::Result<Vec<String>> {
+    let of_compose = |node: &str| {
+        let image = loaded.compose.service(node)?.image.clone()?;
+        Some(BuildImage {
+            run: image.clone(),
+            shown: image,
+        })
+    };
+    check_build_of(docker, loaded, run_id, out, &of_compose).await
+}
+
+/// The `config:` predicates asked of the images `image_of` names per node: the compose file's
+/// for a run that creates its nodes, the containers' own for an attached run (what runs there,
+/// whatever the compose file or its variables say now).
+pub async fn check_build_of(
+    docker: &bollard::Docker,
+    loaded: &crate::scenario::LoadedScenario,
+    run_id: &str,
+    out: &JsonlWriter,
+    image_of: &(dyn Fn(&str) -> Option<BuildImage> + Sync),
 ) -> crate::error::Result<Vec<String>> {
     let Some(query) = systems::lookup(&loaded.spec.system.value).and_then(|s| s.config_query)
     else {
@@ -81,11 +110,11 @@ pub async fn check_build(
             continue;
         };
         let node = &config.node.value;
-        let Some(image) = loaded.compose.service(node).and_then(|s| s.image.clone()) else {
+        let Some(BuildImage { run, shown: image }) = image_of(node) else {
             continue;
         };
         let body = bollard::models::ContainerCreateBody {
-            image: Some(image.clone()),
+            image: Some(run),
             cmd: Some(query(&config.key)),
             labels: Some(crate::cluster::docker::run_labels(run_id)),
             ..Default::default()

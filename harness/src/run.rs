@@ -209,8 +209,8 @@ pub fn key_prefix(run_id: &str) -> String {
 enum Played {
     /// The cluster started and the workload, faults and final phase played.
     Complete,
-    /// Stopped before the cluster started: the build lacks a key a `config:` precondition
-    /// names (one sentence each).
+    /// Stopped before the cluster started (an attached run: before anything was played on
+    /// it): the build lacks a key a `config:` precondition names (one sentence each).
     BuildLacks(Vec<String>),
 }
 
@@ -249,8 +249,7 @@ async fn play(
             workload_started,
             interrupt,
         )
-        .await
-        .map(|()| Played::Complete);
+        .await;
     }
     let needed = images::images_for(&loaded.compose, &loaded.nodes);
     tokio::select! {
@@ -356,7 +355,9 @@ async fn play(
 }
 
 /// `play` on a compose project's nodes (`--attach`): nothing is built or created but the
-/// helpers partitions need; the nodes are found, played on, and left up and healed.
+/// helpers partitions need; the nodes are found, their images asked the `config:`
+/// preconditions (a build that lacks a key stops the run there, the cluster untouched), played
+/// on, and left up and healed.
 #[allow(clippy::too_many_arguments)]
 async fn play_attached(
     loaded: &LoadedScenario,
@@ -367,7 +368,7 @@ async fn play_attached(
     plan: &Plan,
     workload_started: &std::sync::OnceLock<u64>,
     interrupt: CancellationToken,
-) -> Result<()> {
+) -> Result<Played> {
     let docker = docker::connect().await?;
     let tools = images::images_for(&loaded.compose, &[]);
     tokio::select! {
@@ -405,6 +406,24 @@ async fn play_attached(
             .join(", "),
         key_prefix(run_id)
     );
+    let lacking = tokio::select! {
+        r = ask_attached_build(&docker, loaded, run_id, run_dir, &cluster) => r,
+        _ = interrupt.cancelled() => Err(HarnessError::Interrupted("while asking the build for its keys".into())),
+    };
+    match lacking {
+        Ok(lacking) if lacking.is_empty() => {}
+        lacking => {
+            // Nothing was played: the project's cluster is as it was; only the helpers go.
+            let teardown = match Arc::try_unwrap(cluster) {
+                Ok(cluster) => cluster.teardown().await,
+                Err(_) => docker::sweep(&docker, Some(run_id)).await.map(|_| ()),
+            };
+            let lacking = lacking?;
+            teardown?;
+            eprintln!("left project {project} as it was: nothing was played");
+            return Ok(Played::BuildLacks(lacking));
+        }
+    }
     let stage = Stage {
         loaded,
         ready_timeout: options.ready_timeout,
@@ -431,7 +450,45 @@ async fn play_attached(
         Ok(cluster) => cluster.teardown().await,
         Err(_) => docker::sweep(&docker, Some(run_id)).await.map(|_| ()),
     };
-    result.and(healed.map(|_| ())).and(teardown)
+    result
+        .and(healed.map(|_| ()))
+        .and(teardown)
+        .map(|()| Played::Complete)
+}
+
+/// The `config:` preconditions of an attached run, asked of the image each attached container
+/// runs (by its id, so a tag moved since `docker compose up` does not answer for it), as a
+/// normal run asks the compose file's images before it creates the nodes.
+async fn ask_attached_build(
+    docker: &bollard::Docker,
+    loaded: &LoadedScenario,
+    run_id: &str,
+    run_dir: &Path,
+    cluster: &Cluster,
+) -> Result<Vec<String>> {
+    if !loaded
+        .spec
+        .reached
+        .values()
+        .any(|p| p.value.config.is_some())
+    {
+        return Ok(Vec::new());
+    }
+    let images = cluster.node_images().await?;
+    let observed = JsonlWriter::create(&run_dir.join(crate::run_folder::OBSERVED))
+        .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
+    let image_of = |node: &str| {
+        images
+            .get(node)
+            .map(|(id, shown)| crate::observe::BuildImage {
+                run: id.clone(),
+                shown: shown.clone(),
+            })
+    };
+    let lacking =
+        crate::observe::check_build_of(docker, loaded, run_id, &observed, &image_of).await;
+    let _ = docker::sweep(docker, Some(run_id)).await;
+    lacking
 }
 
 /// The parts of one run that `play` set up and `drive` plays.

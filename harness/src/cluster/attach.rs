@@ -214,6 +214,24 @@ impl Cluster {
         self.wait_ready(spec.ready_timeout).await
     }
 
+    /// Each node's image as its container runs it: (the image's id, the name the container was
+    /// created with, e.g. `chaos-ozone:2.2.0`). An attached cluster's images are whatever the
+    /// user brought up, so what a run asks of a build is asked of these.
+    pub async fn node_images(&self) -> Result<BTreeMap<String, (String, String)>> {
+        let mut images = BTreeMap::new();
+        for node in &self.nodes {
+            let info = self
+                .docker
+                .inspect_container(&node.container, None::<InspectContainerOptions>)
+                .await?;
+            let shown = info.config.as_ref().and_then(|c| c.image.clone());
+            if let Some(id) = info.image.clone() {
+                images.insert(node.name.clone(), (id.clone(), shown.unwrap_or(id)));
+            }
+        }
+        Ok(images)
+    }
+
     /// The compose project this cluster is attached to; None for the harness's own cluster.
     pub fn attached_project(&self) -> Option<&str> {
         self.attached.as_ref().map(|a| a.project.as_str())
