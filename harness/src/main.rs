@@ -109,7 +109,7 @@ struct RunArgs {
     /// the same nodes, with its seed (a schedule drawn by `every:` or `pick:` included).
     #[arg(long, conflicts_with_all = ["scenarios", "suite", "seed", "scm_ha"])]
     replay: Option<PathBuf>,
-    /// A suite file: scenarios, each with seeds (see the README's nightly jobs).
+    /// A suite file: scenarios, each with seeds (see docs/running.md, suites and nightly jobs).
     #[arg(long, conflicts_with_all = ["seed", "repeat"])]
     suite: Option<PathBuf>,
     /// With --suite: play only the i-th of n deterministic shares (like 2/3).

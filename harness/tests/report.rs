@@ -762,6 +762,18 @@ fn chromium_keeps_the_ozone_report_and_100_witnesses_fit_two_screens() {
     chromium(&url(&page), &[format!("--screenshot={}", shot.display())]);
     assert!(std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0) > 10_000);
     println!("ozone report screenshot: {}", shot.display());
+    // The README's picture (docs/img/ozone-report.png, that file through `pngquant`): the
+    // report's head and the start of its timeline (a later --window-size wins).
+    let head = artifacts().join("ozone-report-head.png");
+    chromium(
+        &url(&page),
+        &[
+            "--window-size=1200,1150".to_string(),
+            format!("--screenshot={}", head.display()),
+        ],
+    );
+    assert!(std::fs::metadata(&head).map(|m| m.len()).unwrap_or(0) > 10_000);
+    println!("the README's picture, before pngquant: {}", head.display());
     let html = read(&page).replacen(
         "</style>",
         "section:not(#violations),nav{display:none}</style>",
