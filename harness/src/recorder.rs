@@ -75,10 +75,16 @@ impl Recorder {
     }
 
     fn count(&self, event: &Value) {
-        let slot = match event["type"].as_str() {
-            Some("ok") => 0,
-            Some("fail") => 1,
-            Some("info") => 2,
+        if let Some(kind) = event["type"].as_str() {
+            self.count_kind(kind);
+        }
+    }
+
+    fn count_kind(&self, kind: &str) {
+        let slot = match kind {
+            "ok" => 0,
+            "fail" => 1,
+            "info" => 2,
             _ => return,
         };
         self.outcomes[slot].fetch_add(1, Ordering::Relaxed);
@@ -98,14 +104,15 @@ impl Recorder {
         self.completed.subscribe()
     }
 
-    fn write(&self, mut event: Value) {
-        // Index and time are taken under one lock so the file is ordered by both.
+    /// Writes one operation's line: index and time are taken under one lock so the file is
+    /// ordered by both.
+    fn write(&self, mut line: Line<'_>) {
         let mut next = self.next_index.lock().unwrap_or_else(|e| e.into_inner());
-        event["index"] = json!(*next);
-        event["time"] = json!(self.now());
-        self.history.write(&event);
+        line.index = *next;
+        line.time = self.now();
+        self.history.write(&line);
         *next += 1;
-        self.count(&event);
+        self.count_kind(line.kind);
     }
 
     /// Writes an event that happened at `time` (run clock) elsewhere, e.g. a fencing round's
@@ -123,11 +130,7 @@ impl Recorder {
     }
 
     pub fn invoke(&self, process: u64, op: &Operation, node: &str) {
-        let value = op_value(op);
-        self.write(json!({
-            "process": process, "type": "invoke", "f": op.f, "key": op.key,
-            "value": value, "node": node,
-        }));
+        self.write(Line::new(process, "invoke", op, op_value(op), node));
     }
 
     pub fn complete(&self, process: u64, op: &Operation, outcome: &Outcome, node: &str) {
@@ -145,31 +148,78 @@ impl Recorder {
         node: &str,
         identity: Option<(String, String)>,
     ) {
-        let (kind, value, error) = match outcome {
-            Outcome::Ok(v) => ("ok", v.clone(), None),
-            Outcome::Fail(e) => ("fail", op_value(op), Some(e.clone())),
-            Outcome::Info(e) => ("info", op_value(op), Some(e.clone())),
+        let mut line = match outcome {
+            Outcome::Ok(v) => Line::new(process, "ok", op, v, node),
+            Outcome::Fail(e) => Line {
+                error: Some(e),
+                ..Line::new(process, "fail", op, op_value(op), node)
+            },
+            Outcome::Info(e) => Line {
+                error: Some(e),
+                ..Line::new(process, "info", op, op_value(op), node)
+            },
         };
-        let mut event = json!({
-            "process": process, "type": kind, "f": op.f, "key": op.key,
-            "value": value, "node": node,
-        });
-        if let Some(error) = error {
-            event["error"] = json!(error);
+        if let Some((client, call)) = &identity {
+            line.client = Some(client);
+            line.call = Some(call);
         }
-        if let Some((client, call)) = identity {
-            event["client"] = json!(client);
-            event["call"] = json!(call);
-        }
-        self.write(event);
+        self.write(line);
         self.completed.send_modify(|n| *n += 1);
     }
 }
 
-fn op_value(op: &Operation) -> Value {
+/// One operation's line of history.jsonl, written without building a JSON object first (the
+/// recorder writes two per operation). The fields are in the order of their names, the order
+/// a `serde_json::Value` object writes its keys in, so the line is the same, byte for byte.
+#[derive(Serialize)]
+struct Line<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    call: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    f: &'a str,
+    index: u64,
+    key: &'a str,
+    node: &'a str,
+    process: u64,
+    time: u64,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    value: &'a Value,
+}
+
+impl<'a> Line<'a> {
+    fn new(
+        process: u64,
+        kind: &'static str,
+        op: &'a Operation,
+        value: &'a Value,
+        node: &'a str,
+    ) -> Self {
+        Line {
+            call: None,
+            client: None,
+            error: None,
+            f: op.f,
+            index: 0,
+            key: &op.key,
+            node,
+            process,
+            time: 0,
+            kind,
+            value,
+        }
+    }
+}
+
+/// What an invocation (and a completion that did not succeed) records as the value: none for
+/// a read.
+fn op_value(op: &Operation) -> &Value {
     match op.f {
-        "read" | "final-read" => Value::Null,
-        _ => op.value.clone(),
+        "read" | "final-read" => &Value::Null,
+        _ => &op.value,
     }
 }
 
@@ -233,6 +283,60 @@ mod tests {
         assert_eq!(lines[1]["error"], "timeout");
         assert!(lines[1]["time"].as_u64() >= lines[0]["time"].as_u64());
         assert_eq!(*completed.borrow(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The lines are those a JSON object of the same fields writes, byte for byte (what the
+    /// recorder wrote before it serialized its lines directly).
+    #[test]
+    fn lines_are_the_json_objects_of_their_fields() {
+        let dir = std::env::temp_dir().join(format!("chaos-rec-bytes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("history.jsonl");
+        let recorder = Recorder::create(&path, Instant::now()).unwrap();
+        let op = |f: &'static str, value: Value| Operation {
+            f,
+            key: "k\"1".into(),
+            value,
+        };
+        let read = op("read", Value::Null);
+        let cas = op("cas", json!([3, {"b": 1, "a": "é\n"}]));
+        recorder.invoke(0, &read, "etcd1");
+        recorder.complete(0, &read, &Outcome::Ok(json!(7)), "etcd1");
+        recorder.invoke(1, &cas, "etcd2");
+        recorder.complete(1, &cas, &Outcome::Fail("compare failed".into()), "etcd2");
+        recorder.invoke(17, &op("final-read", json!(5)), "etcd3");
+        let identity = Some(("c0ffee".to_string(), "c0ffee/2".to_string()));
+        recorder.complete_identified(17, &cas, &Outcome::Info("reset".into()), "n", identity);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let times: Vec<u64> = text
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["time"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        let expected = [
+            json!({"process": 0, "type": "invoke", "f": "read", "key": "k\"1", "value": null, "node": "etcd1"}),
+            json!({"process": 0, "type": "ok", "f": "read", "key": "k\"1", "value": 7, "node": "etcd1"}),
+            json!({"process": 1, "type": "invoke", "f": "cas", "key": "k\"1", "value": [3, {"b": 1, "a": "é\n"}], "node": "etcd2"}),
+            json!({"process": 1, "type": "fail", "f": "cas", "key": "k\"1", "value": [3, {"b": 1, "a": "é\n"}], "node": "etcd2", "error": "compare failed"}),
+            json!({"process": 17, "type": "invoke", "f": "final-read", "key": "k\"1", "value": null, "node": "etcd3"}),
+            json!({"process": 17, "type": "info", "f": "cas", "key": "k\"1", "value": [3, {"b": 1, "a": "é\n"}], "node": "n", "error": "reset", "client": "c0ffee", "call": "c0ffee/2"}),
+        ];
+        let expected: String = expected
+            .into_iter()
+            .zip(&times)
+            .enumerate()
+            .map(|(i, (mut e, t))| {
+                e["index"] = json!(i);
+                e["time"] = json!(t);
+                format!("{}\n", serde_json::to_string(&e).unwrap())
+            })
+            .collect();
+        assert_eq!(text, expected);
+        assert_eq!(recorder.tally(), (1, 1, 1));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

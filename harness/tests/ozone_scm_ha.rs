@@ -78,7 +78,9 @@ fn the_scm_ha_profile_has_the_ozone_nodes_and_two_more_scms() {
             "{node}: healthcheck"
         );
         // Every ozone-site key of the one-SCM node is there too, with the same value, except
-        // the one-SCM addresses and the OM addresses (which name the SCM-HA services).
+        // the one-SCM addresses, the OM addresses (which name the SCM-HA services) and the
+        // single SCM's own Ratis timings: with one SCM they only delay its start, with three
+        // they are what an SCM failover waits on, so SCM HA keeps Ozone's defaults.
         let (ea, eb) = (env(a), env(b));
         for (key, value) in &ea {
             let Some(name) = key.strip_prefix(SITE) else {
@@ -87,11 +89,16 @@ fn the_scm_ha_profile_has_the_ozone_nodes_and_two_more_scms() {
             if ["ozone.scm.names", "ozone.scm.client.address"].contains(&name)
                 || name == "ozone.scm.block.client.address"
                 || name.starts_with("ozone.om.address.")
+                || name.starts_with("ozone.scm.ha.ratis.leader.")
             {
                 continue;
             }
             assert_eq!(eb.get(key), Some(value), "{node}: {key}");
         }
+        assert!(
+            !eb.keys().any(|k| k.contains("ozone.scm.ha.ratis.leader.")),
+            "{node}: SCM HA keeps Ozone's own SCM Ratis timings"
+        );
         assert_eq!(
             ea.get("CORE-SITE.XML_fs.defaultFS"),
             eb.get("CORE-SITE.XML_fs.defaultFS"),

@@ -257,16 +257,65 @@ pub const MAX_PROCESSES: u32 = 10_000;
 /// The most keys a workload spreads over (the final reads read every one).
 pub const MAX_KEYS: u32 = 100_000;
 
-/// A count from 1 to `max` (`processes`, `keys`), refused where it is written.
+/// A count from 1 to `max` (`processes`, `keys`), refused where it is written, with the
+/// range it must be in (`-1` and `4294967296` too, which no u32 holds).
 fn count_in<'de, D: Deserializer<'de>>(deserializer: D, max: u32) -> Result<u32, D::Error> {
-    let n = u32::deserialize(deserializer)?;
-    if n == 0 {
-        return Err(de::Error::custom("needs at least 1 (found 0)"));
+    struct Count(u32);
+    impl Visitor<'_> for Count {
+        type Value = u32;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            write!(f, "a whole number from 1 to {}", self.0)
+        }
+        fn visit_u64<E: de::Error>(self, n: u64) -> Result<u32, E> {
+            match u32::try_from(n) {
+                Ok(0) => Err(E::custom("needs at least 1 (found 0)")),
+                Ok(n) if n <= self.0 => Ok(n),
+                _ => Err(E::custom(format!("at most {} (found {n})", self.0))),
+            }
+        }
+        fn visit_i64<E: de::Error>(self, n: i64) -> Result<u32, E> {
+            match u64::try_from(n) {
+                Ok(n) => self.visit_u64(n),
+                Err(_) => Err(E::custom(format!(
+                    "needs a whole number from 1 to {} (found {n})",
+                    self.0
+                ))),
+            }
+        }
+        /// `keys: "5"` reads as 5, as it did when the field was a plain number.
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<u32, E> {
+            let text = text.trim();
+            if let Ok(n) = text.parse::<u64>() {
+                return self.visit_u64(n);
+            }
+            if let Ok(n) = text.parse::<i64>() {
+                return self.visit_i64(n);
+            }
+            Err(E::custom(format!(
+                "needs a whole number from 1 to {} (found `{text}`)",
+                self.0
+            )))
+        }
+        fn visit_f64<E: de::Error>(self, n: f64) -> Result<u32, E> {
+            Err(E::custom(format!(
+                "needs a whole number from 1 to {} (found {n})",
+                self.0
+            )))
+        }
+        fn visit_u128<E: de::Error>(self, n: u128) -> Result<u32, E> {
+            Err(E::custom(format!("at most {} (found {n})", self.0)))
+        }
+        fn visit_i128<E: de::Error>(self, n: i128) -> Result<u32, E> {
+            match u64::try_from(n) {
+                Ok(n) => self.visit_u64(n),
+                Err(_) => Err(E::custom(format!(
+                    "needs a whole number from 1 to {} (found {n})",
+                    self.0
+                ))),
+            }
+        }
     }
-    if n > max {
-        return Err(de::Error::custom(format!("at most {max} (found {n})")));
-    }
-    Ok(n)
+    deserializer.deserialize_any(Count(max))
 }
 
 fn key_count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
