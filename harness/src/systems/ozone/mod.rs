@@ -16,7 +16,8 @@
 //! - the `stream` workload runs Ozone's own shell (`ozone sh key put --stream`) in a node's
 //!   container ([`ShellClient`]);
 //! - per-OM lookups for `converge: { lookups: true }`: each OM made leader in turn;
-//! - roles from `ozone admin om roles --json` run in an OM container;
+//! - roles from each OM's HA leader-state gauge on /prom ([`roles_from_gauges`]), and from
+//!   `ozone admin om roles --json` run in an OM container when the gauges do not decide;
 //! - Ratis indexes of each OM from its /prom page ([`parse_prom`]);
 //! - admin command lines ([`admin`]) and named log triggers ([`TRIGGERS`]) for scenarios.
 
@@ -357,6 +358,41 @@ impl Ozone {
     }
 }
 
+/// The roles the OMs' leader-state gauges decide, or `None` when they do not.
+///
+/// An OM sets its gauge when it learns of a new leader (OzoneManagerStateMachine's
+/// `notifyLeaderChanged`, Ozone 2.2.0), never when a leader merely steps down: a leader cut off
+/// keeps its 1 until it hears of the next one. So one OM at 1 is the leader and every other OM
+/// a follower (as the CLI lists them: a paused or stopped OM is still in the leader's group);
+/// two at 1 is a stale gauge the CLI must settle; none at 1 says "no leader" only when every OM
+/// answered (a leader whose page did not answer in time may still lead).
+pub fn roles_from_gauges(
+    oms: &[&String],
+    gauges: &[(String, f64)],
+) -> Option<BTreeMap<String, Role>> {
+    let leaders: Vec<&String> = gauges
+        .iter()
+        .filter(|(_, state)| *state >= 1.0)
+        .map(|(om, _)| om)
+        .collect();
+    match leaders.as_slice() {
+        [leader] => Some(
+            oms.iter()
+                .map(|&om| {
+                    let role = if om == *leader {
+                        Role::Leader
+                    } else {
+                        Role::Follower
+                    };
+                    (om.clone(), role)
+                })
+                .collect(),
+        ),
+        [] if gauges.len() == oms.len() => Some(BTreeMap::new()),
+        _ => None,
+    }
+}
+
 /// Open pipelines over three datanodes in `ozone admin pipeline list`'s output.
 pub fn count_open_three(list: &str) -> usize {
     list.lines()
@@ -372,7 +408,18 @@ impl SystemAdapter for Ozone {
         s3.object_store(node, timeout)
     }
 
+    /// From the OMs' /prom gauges when they decide (a page each, milliseconds), else from the
+    /// admin CLI (a JVM: seconds, 14-18 s on a loaded 2-core machine, which made steps aimed
+    /// at `role: leader` fire that late).
     async fn roles(&self) -> BTreeMap<String, Role> {
+        let gauges = ask_each(self.http.keys(), Duration::from_secs(2), |om| {
+            self.metric(om, LEADER_STATE)
+        })
+        .await;
+        let oms: Vec<&String> = self.rpc.keys().collect();
+        if let Some(roles) = roles_from_gauges(&oms, &gauges) {
+            return roles;
+        }
         match self.run_admin(&admin::roles()).await {
             Ok(out) => parse_roles(&out)
                 .into_iter()
@@ -574,6 +621,31 @@ mod tests {
                     Pipeline{ Id: 3e40bb8f-ffa8-4f43-8b1e-6dcf8f763b1d, Nodes: [], ReplicationConfig: RATIS/THREE, State:ALLOCATED, leaderId:, CreationTimestamp2026-12-01T18:22:41Z[UTC]}\n";
         assert_eq!(count_open_three(list), 1);
         assert_eq!(count_open_three(""), 0);
+    }
+
+    /// One gauge at 1 names the leader and makes every other OM a follower, answered or not;
+    /// two at 1, or none at 1 with an OM silent, is left to the admin CLI.
+    #[test]
+    fn roles_from_the_leader_state_gauges() {
+        let names: Vec<String> = ["om1", "om2", "om3"].map(String::from).to_vec();
+        let oms: Vec<&String> = names.iter().collect();
+        let g = |pairs: &[(&str, f64)]| -> Vec<(String, f64)> {
+            pairs.iter().map(|(n, v)| (n.to_string(), *v)).collect()
+        };
+        let one = roles_from_gauges(&oms, &g(&[("om2", 1.0), ("om3", 0.0)])).unwrap();
+        assert_eq!(one.get("om2"), Some(&Role::Leader));
+        assert_eq!(
+            one.get("om1"),
+            Some(&Role::Follower),
+            "a paused OM is a follower"
+        );
+        assert_eq!(one.get("om3"), Some(&Role::Follower));
+        let stale = g(&[("om1", 1.0), ("om2", 1.0), ("om3", 0.0)]);
+        assert_eq!(roles_from_gauges(&oms, &stale), None);
+        let none = g(&[("om1", 0.0), ("om2", 0.0), ("om3", 0.0)]);
+        assert_eq!(roles_from_gauges(&oms, &none), Some(BTreeMap::new()));
+        assert_eq!(roles_from_gauges(&oms, &none[..2]), None);
+        assert_eq!(roles_from_gauges(&oms, &[]), None);
     }
 
     #[test]
