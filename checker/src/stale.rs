@@ -328,3 +328,205 @@ mod tests {
         assert!(missing_adds(&h, "k").is_none());
     }
 }
+
+/// How stale a mode's reads were, against the bound it documents: for every read that returned
+/// a value already overwritten (as [`find`] defines it), how long before the read began the
+/// earliest certain overwrite had been acknowledged. A lower bound on the node's real lag, so a
+/// read counted over the bound was over it. Follower reads with a lease (Ozone's LOCAL_LEASE)
+/// are allowed to be stale, not staler than their lease.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Staleness {
+    pub verdict: crate::Verdict,
+    /// The bound, in nanoseconds.
+    pub bound_ns: u64,
+    /// Reads that completed ok with a value the measure can place (unique values, an
+    /// acknowledged origin).
+    pub reads_checked: usize,
+    pub stale: usize,
+    pub over_bound: usize,
+    /// Per node that answered reads: reads checked, stale, over the bound, the stalest.
+    pub nodes: std::collections::BTreeMap<String, NodeStaleness>,
+    /// The stalest read of all, with the write that had overwritten its value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stalest: Option<StaleRead>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct NodeStaleness {
+    pub reads_checked: usize,
+    pub stale: usize,
+    pub over_bound: usize,
+    pub max_ns: u64,
+}
+
+/// Measures every read's staleness; `illegal` when one was staler than `bound_ns`, `unknown`
+/// when no read could be measured.
+pub fn staleness(history: &History, bound_ns: u64) -> Staleness {
+    let mut out = Staleness {
+        verdict: crate::Verdict::Ok,
+        bound_ns,
+        reads_checked: 0,
+        stale: 0,
+        over_bound: 0,
+        nodes: Default::default(),
+        stalest: None,
+    };
+    let mut stalest: Option<(u64, &Operation, &Operation, Option<&Operation>)> = None;
+    for (_, ops) in history.by_key() {
+        for found in stale_reads_in_key(&ops, &mut out, bound_ns) {
+            if stalest.is_none_or(|(age, ..)| found.0 > age) {
+                stalest = Some(found);
+            }
+        }
+    }
+    out.stalest = stalest.map(|(age, read, overwrite, origin)| {
+        let sum = OpSummary::of(read);
+        StaleRead {
+            key: read.key.clone(),
+            message: format!(
+                "{}a read{} returned {} ({}) {:.3} s after {} had overwritten it ({})",
+                read.key
+                    .as_deref()
+                    .map(|k| format!("key {k}: "))
+                    .unwrap_or_default(),
+                read.node
+                    .as_deref()
+                    .map(|n| format!(" served by {n}"))
+                    .unwrap_or_default(),
+                show(&read.output),
+                sum.locate(),
+                age as f64 / 1e9,
+                show(written_value(overwrite).unwrap_or(&Value::Null)),
+                OpSummary::of(overwrite).locate(),
+            ),
+            read: sum,
+            wrote_value: origin.map(OpSummary::of),
+            overwritten_by: OpSummary::of(overwrite),
+        }
+    });
+    out.verdict = if out.over_bound > 0 {
+        crate::Verdict::Illegal
+    } else if out.reads_checked == 0 {
+        crate::Verdict::Unknown
+    } else {
+        crate::Verdict::Ok
+    };
+    out
+}
+
+/// The stale reads of one key with their age and the earliest overwrite that proves them,
+/// counting every measurable read into `tally`.
+fn stale_reads_in_key<'a>(
+    ops: &[&'a Operation],
+    tally: &mut Staleness,
+    bound_ns: u64,
+) -> Vec<(u64, &'a Operation, &'a Operation, Option<&'a Operation>)> {
+    let mut writers: HashMap<String, Vec<&Operation>> = HashMap::new();
+    for w in ops.iter().filter(|op| op.status != Status::Fail) {
+        if let Some(v) = written_value(w) {
+            writers.entry(v.to_string()).or_default().push(w);
+        }
+    }
+    // Acknowledged writes by invocation, with the earliest-acknowledged one of each suffix:
+    // the first certain overwrite of a value is the earliest acknowledged write invoked after
+    // that value's write was acknowledged.
+    let mut acked: Vec<&Operation> = ops
+        .iter()
+        .copied()
+        .filter(|w| {
+            w.status == Status::Ok && w.complete_time.is_some() && written_value(w).is_some()
+        })
+        .collect();
+    acked.sort_by_key(|w| w.invoke_time);
+    let mut first_acked: Vec<Option<&Operation>> = vec![None; acked.len() + 1];
+    for i in (0..acked.len()).rev() {
+        let here = acked[i];
+        first_acked[i] = match first_acked[i + 1] {
+            Some(later) if later.complete_time <= here.complete_time => Some(later),
+            _ => Some(here),
+        };
+    }
+    let mut found = Vec::new();
+    for read in ops
+        .iter()
+        .copied()
+        .filter(|op| op.status == Status::Ok && is_read(op))
+    {
+        let origin = if read.output.is_null() {
+            None
+        } else {
+            match writers.get(&read.output.to_string()).map(Vec::as_slice) {
+                Some([w]) if w.status == Status::Ok => Some(*w),
+                _ => continue,
+            }
+        };
+        let from = match origin {
+            None => 0,
+            Some(o) => {
+                let done = o.complete_time.unwrap_or(u64::MAX);
+                acked.partition_point(|w| w.invoke_time <= done)
+            }
+        };
+        let node = tally
+            .nodes
+            .entry(read.node.clone().unwrap_or_default())
+            .or_default();
+        tally.reads_checked += 1;
+        node.reads_checked += 1;
+        let Some(overwrite) = first_acked[from] else {
+            continue;
+        };
+        let acknowledged = overwrite.complete_time.unwrap_or(u64::MAX);
+        if acknowledged >= read.invoke_time {
+            continue;
+        }
+        let age = read.invoke_time - acknowledged;
+        tally.stale += 1;
+        node.stale += 1;
+        node.max_ns = node.max_ns.max(age);
+        if age > bound_ns {
+            tally.over_bound += 1;
+            node.over_bound += 1;
+        }
+        found.push((age, read, overwrite, origin));
+    }
+    found
+}
+
+impl Staleness {
+    /// One line for the CLI and JUnit.
+    pub fn text(&self) -> String {
+        let bound = self.bound_ns as f64 / 1e9;
+        if self.reads_checked == 0 {
+            return "staleness: no read could be measured (reads of unique values with an acknowledged write)".into();
+        }
+        let per_node: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.stale > 0)
+            .map(|(node, n)| {
+                let name = if node.is_empty() { "?" } else { node };
+                format!(
+                    "{name} {} (at most {:.3} s)",
+                    n.stale,
+                    n.max_ns as f64 / 1e9
+                )
+            })
+            .collect();
+        let mut text = format!(
+            "{} of {} reads stale{}; {} over the bound of {bound} s",
+            self.stale,
+            self.reads_checked,
+            if per_node.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", per_node.join(", "))
+            },
+            self.over_bound,
+        );
+        if let Some(s) = self.stalest.as_ref().filter(|_| self.over_bound > 0) {
+            text.push_str(&format!("; the stalest: {}", s.message));
+        }
+        text
+    }
+}

@@ -317,3 +317,56 @@ fn a_conditional_put_and_a_delete_that_both_succeed_leave_no_order() {
     let r = check(&h, ModelKind::S3Object, &Budget::default()).unwrap();
     assert_eq!(r.verdict, Verdict::Ok, "{}", checker::render(&r));
 }
+
+/// Staleness against a bound: a follower's read of a value overwritten 7 s before the read
+/// began is over a 5 s bound; one 1 s stale is within it; a read of the newest value, or one
+/// concurrent with the overwrite, is not stale at all. Ages are measured from the earliest
+/// acknowledged overwrite invoked after the value's write was acknowledged.
+#[test]
+fn staleness_measures_each_read_against_the_bound() {
+    use checker::stale::staleness;
+    use EventType::*;
+    let s = 1_000_000_000u64;
+    let at = |t: u64, node: &str, e: Event| Event {
+        time: t,
+        node: Some(node.to_string()),
+        ..e
+    };
+    let h = History::from_events(vec![
+        at(0, "om1", ev(0, Invoke, "write", Some("k"), json!(1))),
+        at(s, "om1", ev(0, Ok, "write", Some("k"), json!(1))),
+        at(2 * s, "om1", ev(0, Invoke, "write", Some("k"), json!(2))),
+        at(3 * s, "om1", ev(0, Ok, "write", Some("k"), json!(2))),
+        // om2: 1 s after 2 overwrote 1 (within 5 s).
+        at(4 * s, "om2", ev(1, Invoke, "read", Some("k"), Value::Null)),
+        at(4 * s + 1, "om2", ev(1, Ok, "read", Some("k"), json!(1))),
+        // om3: 7 s after (over 5 s).
+        at(10 * s, "om3", ev(2, Invoke, "read", Some("k"), Value::Null)),
+        at(10 * s + 1, "om3", ev(2, Ok, "read", Some("k"), json!(1))),
+        // om1: the newest value.
+        at(11 * s, "om1", ev(3, Invoke, "read", Some("k"), Value::Null)),
+        at(11 * s + 1, "om1", ev(3, Ok, "read", Some("k"), json!(2))),
+    ])
+    .unwrap();
+    let r = staleness(&h, 5 * s);
+    assert_eq!(r.verdict, Verdict::Illegal, "{}", r.text());
+    assert_eq!((r.reads_checked, r.stale, r.over_bound), (3, 2, 1));
+    assert_eq!(r.nodes["om3"].max_ns, 7 * s);
+    assert_eq!(r.nodes["om2"].max_ns, s);
+    assert_eq!(r.nodes["om1"].stale, 0);
+    let stalest = r.stalest.as_ref().unwrap();
+    assert!(
+        stalest.message.contains("served by om3"),
+        "{}",
+        stalest.message
+    );
+    assert!(r.text().contains("2 of 3 reads stale"), "{}", r.text());
+    assert_eq!(staleness(&h, 8 * s).verdict, Verdict::Ok);
+    // No read to measure: not a pass.
+    let writes_only = History::from_events(vec![
+        ev(0, Invoke, "write", Some("k"), json!(1)),
+        ev(0, Ok, "write", Some("k"), json!(1)),
+    ])
+    .unwrap();
+    assert_eq!(staleness(&writes_only, s).verdict, Verdict::Unknown);
+}

@@ -226,6 +226,17 @@ fn run_check(
                 "detail": result,
             }))
         }
+        CheckSpec::Staleness(spec) => {
+            let bound = u64::try_from(spec.at_most.0.as_nanos()).unwrap_or(u64::MAX);
+            let result = checker::stale::staleness(history, bound);
+            Ok(json!({
+                "name": "staleness",
+                "check": "staleness",
+                "verdict": result.verdict,
+                "summary": result.text(),
+                "detail": result,
+            }))
+        }
         CheckSpec::RetryConsistent(_) => {
             let result = checker::retry::check(history);
             Ok(json!({

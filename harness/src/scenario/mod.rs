@@ -151,6 +151,7 @@ pub const CHECK_NAMES: &[&str] = &[
     "linearizable",
     "durable",
     "retry-consistent",
+    "staleness",
     "converge",
     "fencing",
     "conditional-writes",
@@ -187,6 +188,14 @@ pub struct RetrySpec {
     pub min_retried: Option<u64>,
 }
 
+/// `staleness: { at-most: 5s }`: the bound a read mode documents (a lease time).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StalenessSpec {
+    #[serde(rename = "at-most")]
+    pub at_most: Dur,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckSpec {
@@ -195,6 +204,9 @@ pub enum CheckSpec {
     Durable(DurableSpec),
     /// A call resent with the same client and call id gets the same answer.
     RetryConsistent(RetrySpec),
+    /// No read returned a value overwritten longer than `at-most` before it began (register
+    /// workloads: unique values).
+    Staleness(StalenessSpec),
     /// After healing and settling, every node's applied index is within `bound` of the
     /// highest (systems with an applied-index probe: ozone).
     Converge(ConvergeSpec),

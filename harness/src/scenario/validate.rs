@@ -984,6 +984,15 @@ fn validate_checks(spec: &Scenario, problems: &mut Problems) {
     for (i, check) in spec.checks.iter().enumerate() {
         match &check.value {
             CheckSpec::Durable(_) | CheckSpec::RetryConsistent(_) | CheckSpec::StaysUp(_) => {}
+            CheckSpec::Staleness(_) => {
+                if w.kind.value != WorkloadKind::Register {
+                    problems.at(
+                        &check.referenced,
+                        format!("checks[{i}].staleness"),
+                        "staleness measures the register workload's reads (unique written values)",
+                    );
+                }
+            }
             CheckSpec::Converge(_) => {
                 if let Some(adapter) = adapter {
                     if !systems::has_applied_index(adapter.name) {
