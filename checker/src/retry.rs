@@ -70,6 +70,9 @@ pub fn check(history: &History) -> RetryResult {
             ops: ops.iter().map(|o| OpSummary::of(o)).collect(),
         });
     }
+    // In the order the calls were first sent, so "the first" in every sentence (CLI, report,
+    // summary) is the earliest call, not the smallest client id.
+    duplicates.sort_by_key(|d| d.ops.first().map(|o| o.invoke));
     let inconsistent = duplicates.iter().filter(|d| !d.consistent).count();
     RetryResult {
         verdict: if inconsistent > 0 {
