@@ -525,7 +525,10 @@ impl Shrinker<'_> {
         if exit == EXIT_INFRA {
             self.harness_error = Some(match &outcome {
                 Err(e) => e.to_string(),
-                Ok(_) => format!("the harness failed; see {}", self.dir.join(folder).display()),
+                Ok(_) => format!(
+                    "the harness failed; see {}",
+                    self.dir.join(folder).display()
+                ),
             });
             return None;
         }

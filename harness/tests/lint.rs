@@ -165,7 +165,7 @@ fn broken_scenarios_are_located_and_rejected() {
         ),
         (
             "keys-past-the-number-type.yaml",
-            "6:9: workload.keys: expected a whole number from 0 to 4294967295",
+            "6:9: workload.keys: at most 100000 (found 4294967296)",
         ),
         (
             "nodes-nested-list.yaml",

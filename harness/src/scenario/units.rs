@@ -35,8 +35,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         // `1e400s`, `5s..2s` as one duration: a number the parser stopped in, not a unit.
         _ if unit.contains(|c: char| c.is_ascii_digit()) => {
             return Err(format!(
-                "`{text}` is not a duration; expected a plain number and a unit, e.g. 500ms, 10s, 2m"
-            ))
+            "`{text}` is not a duration; expected a plain number and a unit, e.g. 500ms, 10s, 2m"
+        ))
         }
         _ => {
             return Err(format!(
@@ -288,7 +288,11 @@ mod tests {
     /// Below a millisecond a duration is written as a fraction of one, and reads back.
     #[test]
     fn sub_millisecond_durations_are_written_as_they_read() {
-        for (text, shown) in [("0.5ms", "0.5ms"), ("1.25ms", "1.25ms"), ("0.0001ms", "0.0001ms")] {
+        for (text, shown) in [
+            ("0.5ms", "0.5ms"),
+            ("1.25ms", "1.25ms"),
+            ("0.0001ms", "0.0001ms"),
+        ] {
             let d = parse_duration(text).unwrap();
             assert_eq!(format_duration(d), shown);
             assert_eq!(parse_duration(&format_duration(d)).unwrap(), d);

@@ -153,7 +153,10 @@ fn scalar_expected(ty: &str) -> String {
 fn plain(text: &str) -> Cow<'_, str> {
     const WORDS: &[(&str, &str)] = &[
         ("invalid u16", "expected a whole number from 0 to 65535"),
-        ("invalid u32", "expected a whole number from 0 to 4294967295"),
+        (
+            "invalid u32",
+            "expected a whole number from 0 to 4294967295",
+        ),
         (
             "invalid u64",
             "expected a whole number from 0 to 18446744073709551615",
@@ -163,7 +166,10 @@ fn plain(text: &str) -> Cow<'_, str> {
             "expected a whole number from 0 to 18446744073709551615",
         ),
         ("invalid f64", "expected a finite number (like 0.5)"),
-        ("invalid floating point", "expected a finite number (like 0.5)"),
+        (
+            "invalid floating point",
+            "expected a finite number (like 0.5)",
+        ),
         ("invalid enum variant", "expected a name (plain text)"),
         (
             "expected mapping start",
