@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cluster::{docker, images};
 use crate::cluster::{Cluster, ClusterSpec};
 use crate::error::{HarnessError, Result, EXIT_INTERRUPTED};
+use crate::faults::kinds::Action;
 use crate::faults::FaultEngine;
 use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
 use crate::scenario::plan::{make_plan, Plan};
@@ -956,9 +957,9 @@ fn last_errors(log: &str) -> Vec<String> {
     found
 }
 
-/// The final heal: every node running and unpaused, every partition removed, each recorded.
+/// The final heal: every fault's (`Fault::final_heal`), each recorded.
 async fn heal(engine: &FaultEngine, cluster: &Cluster) {
-    for (node, action, outcome) in cluster.heal_all().await {
+    for (node, action, outcome) in crate::faults::kinds::final_heal(cluster).await {
         let now = engine.recorder.now();
         engine.record(FaultEvent {
             time: now,
@@ -975,7 +976,9 @@ async fn heal(engine: &FaultEngine, cluster: &Cluster) {
                 Err(e) => e.to_string(),
             },
             detail: None,
-            offset: (action == "restore-clock").then(|| format_offset(0)),
+            offset: Action::named(action)
+                .and_then(|a| a.fault().recorded_offset(None))
+                .map(format_offset),
         });
     }
 }

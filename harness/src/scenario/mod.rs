@@ -20,6 +20,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_saphyr::{Location, Spanned};
 
 use crate::cluster::compose::ComposeFile;
+use crate::faults::kinds::Mechanism;
 use crate::systems;
 
 pub use reached::*;
@@ -307,7 +308,7 @@ impl LoadedScenario {
     pub fn uses_chaosfs(&self) -> bool {
         self.spec.faults.iter().any(|f| {
             let s = &f.value;
-            s.actions.0.iter().any(|a| a.uses_chaosfs()) || s.lose_unsynced == Some(true)
+            s.actions.0.iter().any(|a| a.fault().needs_chaosfs(s)) || s.lose_unsynced == Some(true)
         })
     }
 
@@ -317,7 +318,7 @@ impl LoadedScenario {
         self.spec
             .faults
             .iter()
-            .any(|f| f.value.actions.0.iter().any(|a| a.uses_faketime()))
+            .any(|f| f.value.actions.0.iter().any(|a| a.fault().mechanism() == Mechanism::Faketime))
     }
 
     /// Whether nodes with chaosfs should track un-fsynced data from the start (a crash drops it).
@@ -359,15 +360,14 @@ impl LoadedScenario {
                 .copied()
                 .chain(step.value.then.as_ref().map(|t| t.action));
             for action in actions {
-                let why = if action.uses_chaosfs()
-                    || (action == Action::Crash && step.value.lose_unsynced == Some(true))
-                {
+                let mechanism = action.fault().mechanism();
+                let why = if action.fault().needs_chaosfs(&step.value) {
                     "needs chaosfs mounted over the node's data directories, which only a node the \
                      harness creates has"
-                } else if action.uses_faketime() {
+                } else if mechanism == Mechanism::Faketime {
                     "needs libfaketime preloaded into the node's processes, which only a node the \
                      harness creates has"
-                } else if action.uses_proxy() {
+                } else if mechanism == Mechanism::Proxy {
                     "needs the harness's client proxy, which is set up only in front of a \
                      cluster the harness starts"
                 } else {
@@ -428,7 +428,7 @@ impl LoadedScenario {
                 .spec
                 .faults
                 .iter()
-                .any(|f| f.value.actions.0.iter().any(|a| a.uses_proxy()))
+                .any(|f| f.value.actions.0.iter().any(|a| a.fault().mechanism() == Mechanism::Proxy))
     }
 
     /// The scenario text with the seed actually used, as the run folder keeps it, its
@@ -813,8 +813,10 @@ mod tests {
 
     #[test]
     fn action_names_are_the_yaml_names() {
-        for action in Action::ALL {
+        for action in Action::all() {
             assert_eq!(serde_json::to_value(action).unwrap(), action.name());
+            let back: Action = serde_json::from_value(serde_json::json!(action.name())).unwrap();
+            assert_eq!(back, action);
         }
     }
 
