@@ -25,9 +25,8 @@ fn copied_params(step: &Value, action: &str) -> Map<String, Value> {
     let action = Action::named(action);
     let copied = |key: &str| {
         key == "optional"
-            || action.is_some_and(|a| {
-                a.takes(key) && PARAMS.iter().any(|p| p.key == key && !p.drawn)
-            })
+            || action
+                .is_some_and(|a| a.takes(key) && PARAMS.iter().any(|p| p.key == key && !p.drawn))
     };
     step.as_object()
         .map(|step| {

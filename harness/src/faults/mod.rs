@@ -26,8 +26,8 @@ use crate::cluster::Cluster;
 use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
 use crate::scenario::plan::{ActionParams, Firing, Plan, StepPlan};
 use crate::scenario::{Action, FaultStep, PartitionMode, Pick, Role, Target};
-use kinds::Cx;
 use crate::systems::SystemAdapter;
+use kinds::Cx;
 
 pub struct FaultEngine {
     pub cluster: Arc<Cluster>,

@@ -315,10 +315,13 @@ impl LoadedScenario {
     /// Whether the nodes that can take clock skew (x-chaos.clock-skew) load libfaketime: only
     /// when a fault needs it, so other scenarios run on the plain clock.
     pub fn uses_faketime(&self) -> bool {
-        self.spec
-            .faults
-            .iter()
-            .any(|f| f.value.actions.0.iter().any(|a| a.fault().mechanism() == Mechanism::Faketime))
+        self.spec.faults.iter().any(|f| {
+            f.value
+                .actions
+                .0
+                .iter()
+                .any(|a| a.fault().mechanism() == Mechanism::Faketime)
+        })
     }
 
     /// Whether nodes with chaosfs should track un-fsynced data from the start (a crash drops it).
@@ -424,11 +427,13 @@ impl LoadedScenario {
     /// Whether clients go through the proxy: asked for, or needed by a proxy fault.
     pub fn uses_proxy(&self) -> bool {
         self.spec.cluster.proxy
-            || self
-                .spec
-                .faults
-                .iter()
-                .any(|f| f.value.actions.0.iter().any(|a| a.fault().mechanism() == Mechanism::Proxy))
+            || self.spec.faults.iter().any(|f| {
+                f.value
+                    .actions
+                    .0
+                    .iter()
+                    .any(|a| a.fault().mechanism() == Mechanism::Proxy)
+            })
     }
 
     /// The scenario text with the seed actually used, as the run folder keeps it, its

@@ -242,9 +242,12 @@ fn action_params(step: &FaultStep) -> ActionParams {
     ActionParams {
         method: matching.and_then(|m| m.method.clone()),
         path: matching.and_then(|m| m.path.as_ref().map(|p| p.value.clone())),
-        header: matching
-            .and_then(|m| m.header.as_ref())
-            .and_then(|h| h.value.iter().next().map(|(k, v)| (k.to_lowercase(), v.clone()))),
+        header: matching.and_then(|m| m.header.as_ref()).and_then(|h| {
+            h.value
+                .iter()
+                .next()
+                .map(|(k, v)| (k.to_lowercase(), v.clone()))
+        }),
         count: step.count,
         delay: step.delay.map(|d| d.0),
         jitter: step.jitter.map(|d| d.0),

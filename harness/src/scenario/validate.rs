@@ -805,7 +805,11 @@ impl StepUnderCheck<'_> {
                 }
             }
         }
-        if s.actions.0.iter().any(|a| a.fault().mechanism() == Mechanism::Faketime) {
+        if s.actions
+            .0
+            .iter()
+            .any(|a| a.fault().mechanism() == Mechanism::Faketime)
+        {
             self.clock_targets(problems);
         }
         let needs_fs = s.actions.0.iter().any(|a| a.fault().needs_chaosfs(s));

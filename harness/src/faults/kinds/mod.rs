@@ -69,9 +69,13 @@ pub static PARAMS: &[Param] = &[
     Param::copied("errno", "", |s| s.errno.is_some()),
     Param::copied("fraction", "", |s| s.fraction.is_some()),
     Param::copied("lose-unsynced", "", |s| s.lose_unsynced.is_some()),
-    Param::copied("container", " (the container id)", |s| s.container.is_some()),
+    Param::copied("container", " (the container id)", |s| {
+        s.container.is_some()
+    }),
     Param::copied("paths", "", |s| s.paths.is_some()),
-    Param::drawn("offset", " (e.g. +70s, -30s, +60s..+90s)", |s| s.offset.is_some()),
+    Param::drawn("offset", " (e.g. +70s, -30s, +60s..+90s)", |s| {
+        s.offset.is_some()
+    }),
     Param::drawn("mode", "", |s| s.mode.is_some()),
     Param::drawn("grudge", "", |s| s.grudge.is_some()),
 ];
@@ -261,7 +265,10 @@ impl Action {
 
     /// The action of a name (`do:`, faults.jsonl, a replayed step).
     pub fn named(name: &str) -> Option<Action> {
-        REGISTRY.iter().find(|f| f.name() == name).map(|f| Action(*f))
+        REGISTRY
+            .iter()
+            .find(|f| f.name() == name)
+            .map(|f| Action(*f))
     }
 
     pub fn all() -> impl Iterator<Item = Action> {
@@ -446,5 +453,41 @@ impl<'de> Deserialize<'de> for Variant {
             }
         }
         deserializer.deserialize_identifier(VariantVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One fault per name; what a fault takes is a parameter, what it needs it takes, its
+    /// undo is registered.
+    #[test]
+    fn the_registry_holds_together() {
+        let mut seen = std::collections::BTreeSet::new();
+        for fault in REGISTRY {
+            assert!(seen.insert(fault.name()), "{} twice", fault.name());
+            for key in fault.takes() {
+                assert!(PARAMS.iter().any(|p| p.key == *key), "{key}");
+            }
+            for key in fault.needs() {
+                assert!(fault.takes().contains(key), "{key}");
+            }
+            if let Some(undo) = fault.undo() {
+                assert_eq!(Action::named(undo.name()), Some(undo));
+            }
+        }
+        assert_eq!(names().len(), REGISTRY.len());
+        assert_eq!(listed(&["a", "b", "c"]), "a, b and c");
+        assert_eq!(
+            taking("delay", true),
+            ["delay-replies", "slow-fsync", "slow-writes"]
+        );
+    }
+
+    #[test]
+    fn an_unknown_action_names_every_action() {
+        let err = serde_json::from_str::<Action>("\"explode\"").unwrap_err();
+        assert!(err.to_string().contains("`restore-clock`"), "{err}");
     }
 }

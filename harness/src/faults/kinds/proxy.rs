@@ -137,4 +137,3 @@ impl Fault for ClearProxy {
         })
     }
 }
-
