@@ -378,6 +378,33 @@ impl FaultEngine {
         }
     }
 
+    /// The final heal: every fault's (`Fault::final_heal`: nodes running and unpaused,
+    /// partitions, proxy and chaosfs faults gone, clocks true), each recorded.
+    pub async fn final_heal(&self) {
+        for (node, action, outcome) in kinds::final_heal(&self.cluster).await {
+            let now = self.recorder.now();
+            self.record(FaultEvent {
+                time: now,
+                started: now,
+                step: None,
+                action: action.into(),
+                phase: "final-heal",
+                targets: vec![node],
+                mode: None,
+                grudge: None,
+                trigger: None,
+                outcome: match outcome {
+                    Ok(()) => "ok".into(),
+                    Err(e) => e.to_string(),
+                },
+                detail: None,
+                offset: Action::named(action)
+                    .and_then(|a| a.fault().recorded_offset(None))
+                    .map(crate::scenario::units::format_offset),
+            });
+        }
+    }
+
     /// Records without a log line on the terminal (for the many effects chaosfs reports).
     pub fn record_quietly(&self, event: FaultEvent) {
         self.log.write(&event);
