@@ -15,22 +15,28 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::error::{HarnessError, Result};
+use crate::faults::kinds::{Action, PARAMS};
 use crate::scenario::units::{format_duration, parse_duration};
 
-/// Keys of a fault step that say what its action does, copied as they are into each of its
-/// concrete firings (the trigger, target and timing keys are replaced).
-const ACTION_KEYS: &[&str] = &[
-    "match",
-    "count",
-    "delay",
-    "jitter",
-    "paths",
-    "errno",
-    "fraction",
-    "lose-unsynced",
-    "container",
-    "optional",
-];
+/// The keys of a recorded step a concrete firing of `action` keeps as they are: the parameters
+/// its fault takes (`Fault::takes`) but those the firing drew (its partition's sides, its
+/// clock offset, written from what happened), and `optional`.
+fn copied_params(step: &Value, action: &str) -> Map<String, Value> {
+    let action = Action::named(action);
+    let copied = |key: &str| {
+        key == "optional"
+            || action
+                .is_some_and(|a| a.takes(key) && PARAMS.iter().any(|p| p.key == key && !p.drawn))
+    };
+    step.as_object()
+        .map(|step| {
+            step.iter()
+                .filter(|(k, _)| copied(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 /// One firing of a fault step as it happened.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -481,15 +487,6 @@ fn concrete_steps(
         let applies = events
             .iter()
             .filter(|e| e["step"].as_u64() == Some(i as u64) && e["phase"] == "apply");
-        let params: Map<String, Value> = scenario["faults"][i]
-            .as_object()
-            .map(|step| {
-                step.iter()
-                    .filter(|(k, _)| ACTION_KEYS.contains(&k.as_str()))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            })
-            .unwrap_or_default();
         for (k, (event, firing)) in applies.zip(&firings).enumerate() {
             let outcome = event["outcome"].as_str().unwrap_or_default();
             if outcome.starts_with("skipped") {
@@ -500,15 +497,17 @@ fn concrete_steps(
                 .ok_or("a fault event has no time")?;
             let duration = |v: &Value| v.as_str().and_then(|t| parse_duration(t).ok());
             let mode = firing["mode"].as_str().map(str::to_string);
+            let action = firing["action"]
+                .as_str()
+                .or(event["action"].as_str())
+                .unwrap_or_default()
+                .to_string();
             out.push(ConcreteStep {
                 step: i,
                 firing: k,
                 at: Duration::from_nanos(started.saturating_sub(workload_started)),
-                action: firing["action"]
-                    .as_str()
-                    .or(event["action"].as_str())
-                    .unwrap_or_default()
-                    .to_string(),
+                params: copied_params(&scenario["faults"][i], &action),
+                action,
                 targets: event["targets"]
                     .as_array()
                     .into_iter()
@@ -530,7 +529,6 @@ fn concrete_steps(
                     .as_str()
                     .or(firing["offset"].as_str())
                     .map(str::to_string),
-                params: params.clone(),
             });
         }
     }

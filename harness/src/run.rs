@@ -15,7 +15,6 @@ use crate::error::{HarnessError, Result, EXIT_INTERRUPTED};
 use crate::faults::FaultEngine;
 use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
 use crate::scenario::plan::{make_plan, Plan};
-use crate::scenario::units::format_offset;
 use crate::scenario::LoadedScenario;
 use crate::systems::{self, AdapterSettings};
 use crate::workloads::{self, WorkloadConfig};
@@ -761,12 +760,12 @@ async fn final_phase(stage: &Stage<'_>, engine: &Arc<FaultEngine>, config: &Work
     let mut exits_seen = BTreeSet::new();
     record_self_exits(engine, cluster, &logs, &mut exits_seen).await;
     if interrupt.is_cancelled() {
-        heal(engine, cluster).await;
+        engine.final_heal().await;
         return;
     }
     let final_phase = &spec.final_phase;
     if final_phase.heal {
-        heal(engine, cluster).await;
+        engine.final_heal().await;
     }
     tokio::select! {
         _ = tokio::time::sleep(final_phase.settle.0) => {}
@@ -954,30 +953,6 @@ fn last_errors(log: &str) -> Vec<String> {
         found.extend(lines.last().map(|l| clip(l)));
     }
     found
-}
-
-/// The final heal: every node running and unpaused, every partition removed, each recorded.
-async fn heal(engine: &FaultEngine, cluster: &Cluster) {
-    for (node, action, outcome) in cluster.heal_all().await {
-        let now = engine.recorder.now();
-        engine.record(FaultEvent {
-            time: now,
-            started: now,
-            step: None,
-            action: action.into(),
-            phase: "final-heal",
-            targets: vec![node],
-            mode: None,
-            grudge: None,
-            trigger: None,
-            outcome: match outcome {
-                Ok(()) => "ok".into(),
-                Err(e) => e.to_string(),
-            },
-            detail: None,
-            offset: (action == "restore-clock").then(|| format_offset(0)),
-        });
-    }
 }
 
 /// Ends a background task when the run's driver is done with it (on every way out).

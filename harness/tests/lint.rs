@@ -333,8 +333,7 @@ fn the_scenario_reference_matches_the_code() {
     };
     use chaos::scenario::*;
     let mut all = names(
-        Action::ALL
-            .iter()
+        Action::all()
             .map(|a| serde_json::to_value(a).unwrap())
             .collect(),
     );

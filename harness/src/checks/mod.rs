@@ -15,6 +15,7 @@ use checker::{Format, History, ModelKind, Status, Verdict};
 use serde_json::{json, Value};
 
 use crate::error::{HarnessError, Result};
+use crate::faults::kinds::Action;
 use crate::faults::log::Window;
 use crate::run_folder::Clock;
 use crate::scenario::{self, CheckSpec};
@@ -584,10 +585,11 @@ fn fault_windows(faults: &[Value]) -> Vec<(u64, u64)> {
         // One-shot actions (kill, crash, restart) count until the node is back: their next
         // step event or a short grace period.
         let stop = undo.unwrap_or_else(|| {
-            if matches!(
-                f["action"].as_str(),
-                Some("kill" | "crash" | "restart" | "stop" | "reset-connections")
-            ) {
+            let ends_when_back = f["action"]
+                .as_str()
+                .and_then(Action::named)
+                .is_some_and(|a| a.fault().ends_when_back());
+            if ends_when_back {
                 f["time"].as_u64().unwrap_or(start) + 5_000_000_000
             } else {
                 end

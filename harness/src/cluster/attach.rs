@@ -167,6 +167,7 @@ impl Cluster {
             partitioned: Default::default(),
             skewed: Default::default(),
             downed: Default::default(),
+            in_force: Default::default(),
             attached: Some(Attached {
                 project: project.to_string(),
                 relays: BTreeMap::new(),
@@ -259,7 +260,7 @@ impl Cluster {
     /// and every node healthy again, within `timeout`. What it did is returned, one line each.
     pub async fn leave_healed(&self, timeout: Duration) -> Result<Vec<String>> {
         let mut done = Vec::new();
-        for (node, action, outcome) in self.heal_all().await {
+        for (node, action, outcome) in crate::faults::kinds::final_heal(self).await {
             match outcome {
                 Ok(()) => done.push(format!("{action} {node}")),
                 Err(e) => {

@@ -74,6 +74,9 @@ pub struct Cluster {
     /// Nodes the harness took down (kill, stop) and has not started since: any other node
     /// found down exited by itself.
     downed: std::sync::Mutex<BTreeSet<String>>,
+    /// Kind of fault -> the nodes it is in force on, for the faults whose state only the
+    /// harness knows (a proxy's armed lost replies, a chaosfs setting): the final heal's.
+    in_force: std::sync::Mutex<BTreeMap<&'static str, BTreeSet<String>>>,
     /// Set when the nodes are a compose project's (`--attach`), not the harness's own.
     attached: Option<attach::Attached>,
 }
@@ -137,6 +140,7 @@ impl Cluster {
             proxies: BTreeMap::new(),
             skewed: Default::default(),
             downed: Default::default(),
+            in_force: Default::default(),
             attached: None,
         };
         if let Err(e) = cluster.create_nodes(&spec, &labels).await {
@@ -664,37 +668,40 @@ impl Cluster {
         self.exec(node, cmd).await
     }
 
-    /// Undoes every fault: unpause, start what is stopped, remove partitions.
-    pub async fn heal_all(&self) -> Vec<(String, &'static str, Result<()>)> {
-        let mut done = Vec::new();
-        for node in self.names() {
-            match self.state(&node).await {
-                Ok(NodeState::Paused) => {
-                    done.push((node.clone(), "unpause", self.unpause(&node).await))
-                }
-                Ok(NodeState::Stopped) => {
-                    done.push((node.clone(), "start", self.start(&node).await))
-                }
-                Ok(NodeState::Running) => {}
-                Err(e) => done.push((node.clone(), "inspect", Err(e))),
-            }
-        }
-        if self.partitioned.load(std::sync::atomic::Ordering::Relaxed) {
-            done.push(("all".into(), "heal", self.heal_network().await));
-        }
-        let skewed: Vec<String> = self
-            .skewed
+    /// Whether a partition was ever applied (the final heal skips the helper containers
+    /// otherwise).
+    pub fn was_partitioned(&self) -> bool {
+        self.partitioned.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The nodes whose clock a fault moved and has not restored.
+    pub fn skewed_nodes(&self) -> Vec<String> {
+        self.skewed
             .lock()
             .expect("clock map")
             .iter()
             .filter(|(_, offset)| **offset != 0)
             .map(|(node, _)| node.clone())
-            .collect();
-        for node in skewed {
-            let outcome = self.set_clock(&node, 0).await.map(|_| ());
-            done.push((node, "restore-clock", outcome));
+            .collect()
+    }
+
+    /// Notes that a fault of `kind` is (`on`) or is no longer in force on `node`.
+    pub fn note_in_force(&self, kind: &'static str, node: &str, on: bool) {
+        let mut map = self.in_force.lock().unwrap_or_else(|e| e.into_inner());
+        let nodes = map.entry(kind).or_default();
+        if on {
+            nodes.insert(node.to_string());
+        } else {
+            nodes.remove(node);
         }
-        done
+    }
+
+    /// The nodes a fault of `kind` is in force on.
+    pub fn in_force(&self, kind: &str) -> Vec<String> {
+        let map = self.in_force.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(kind)
+            .map(|n| n.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Removes every container, network and volume of the run (also the ones a crash left);

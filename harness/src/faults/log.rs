@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::faults::kinds::{Action, InForce};
 use crate::run_folder::Clock;
 
 /// A fault from its application to its undo (or the end of the run).
@@ -48,7 +49,11 @@ pub fn fault_label(f: &Value) -> String {
     s
 }
 
-const INSTANT: [&str; 5] = ["heal", "unpause", "start", "restart", "restore-clock"];
+/// How long the fault an event names counts as in force (its `Fault::in_force`); a name no
+/// fault has (an effect, an exit) counts until its undo.
+fn in_force(action: &str) -> InForce {
+    Action::named(action).map_or(InForce::UntilUndo, |a| a.fault().in_force())
+}
 
 /// Each fault that applied, from its application to its undo (or the final heal, or `end`).
 pub fn windows(faults: &[Value], end: u64) -> Vec<Window> {
@@ -63,7 +68,8 @@ pub fn windows(faults: &[Value], end: u64) -> Vec<Window> {
             continue;
         }
         let action = show(&f["action"]);
-        if INSTANT.contains(&action.as_str()) {
+        let in_force = in_force(&action);
+        if in_force == InForce::Instant {
             continue;
         }
         let start = f["started"]
@@ -76,7 +82,7 @@ pub fn windows(faults: &[Value], end: u64) -> Vec<Window> {
             .iter()
             .find(|u| u["phase"] == "undo" && u["step"] == f["step"] && targets(u) == t)
             .and_then(|u| u["time"].as_u64());
-        let healed_at_end = matches!(action.as_str(), "partition" | "pause" | "clock-skew");
+        let healed_at_end = in_force == InForce::UntilUndoOrFinalHeal;
         let stop = undo
             .or(if healed_at_end { final_heal } else { None })
             .unwrap_or(end)

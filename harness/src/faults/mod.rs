@@ -3,6 +3,7 @@
 //! targets at that moment, applies its action, and undoes it after `for:`. Every action and undo
 //! is recorded in faults.jsonl.
 
+pub mod kinds;
 pub mod log;
 mod partition;
 pub mod proxy;
@@ -18,16 +19,15 @@ use std::time::{Duration, Instant};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use regex::Regex;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::Cluster;
-use crate::faults::proxy::RequestMatch;
 use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
 use crate::scenario::plan::{ActionParams, Firing, Plan, StepPlan};
 use crate::scenario::{Action, FaultStep, PartitionMode, Pick, Role, Target};
 use crate::systems::SystemAdapter;
+use kinds::Cx;
 
 pub struct FaultEngine {
     pub cluster: Arc<Cluster>,
@@ -220,13 +220,8 @@ impl FaultEngine {
             let label = format!("{} {}", act.action.name(), act.targets.join(","));
             self.state().active.insert(act.step, label);
         }
-        // restore-clock moves the clock back to true time: offset 0.
-        let offset = match act.action {
-            Action::ClockSkew => Some(act.offset.unwrap_or(0)),
-            Action::RestoreClock => Some(0),
-            _ => None,
-        };
-        let mut detail = None;
+        let fault = act.action.fault();
+        let offset = fault.recorded_offset(act.offset);
         // If the run ends while the action runs (an admin command that waits on a node that is
         // down), the task is dropped here: say so rather than leave no trace of the step.
         let mut unfinished = Unfinished {
@@ -246,73 +241,21 @@ impl FaultEngine {
                 offset: offset.map(crate::scenario::units::format_offset),
             }),
         };
-        let outcome = match (act.action, act.grudge) {
-            (Action::Partition, Some(grudge)) => self.cluster.partition(grudge).await,
-            (Action::Heal, Some(grudge)) => self.cluster.unpartition(grudge).await,
-            (Action::Heal, None) => self.cluster.heal_network().await,
-            (action, _) if action.is_admin() => self
-                .adapter
-                .admin(action, act.targets, act.params)
-                .await
-                .map(|_| ())
-                .map_err(crate::error::HarnessError::infra),
-            (action, _) if action.uses_proxy() => {
-                self.proxy_action(action, act.targets, act.params)
-            }
-            (action, _) if action.uses_faketime() => {
-                let offset = offset.unwrap_or(0);
-                let results = futures_util::future::join_all(
-                    act.targets
-                        .iter()
-                        .map(|node| self.cluster.set_clock(node, offset)),
-                )
-                .await;
-                // Which processes took the offset: the evidence that it reached the program.
-                let mut loaded = serde_json::Map::new();
-                let mut failed = None;
-                for (node, result) in act.targets.iter().zip(results) {
-                    match result {
-                        Ok(processes) => {
-                            loaded.insert(node.clone(), json!(processes));
-                        }
-                        Err(e) => failed = failed.or(Some(e)),
-                    }
-                }
-                detail = Some(json!({ "processes": loaded }));
-                failed.map_or(Ok(()), Err)
-            }
-            (action, _) if action.uses_chaosfs() || action == Action::Crash => {
-                let results = futures_util::future::join_all(
-                    act.targets
-                        .iter()
-                        .map(|node| self.fs_action(action, node, act.params)),
-                )
-                .await;
-                results
-                    .into_iter()
-                    .collect::<Result<Vec<()>, _>>()
-                    .map(|_| ())
-            }
-            (action, _) => {
-                let results = futures_util::future::join_all(
-                    act.targets
-                        .iter()
-                        .map(|node| self.node_action(action, node)),
-                )
-                .await;
-                results
-                    .into_iter()
-                    .collect::<Result<Vec<()>, _>>()
-                    .map(|_| ())
-            }
-        };
+        let (outcome, detail) = fault
+            .apply(Cx {
+                engine: self,
+                targets: act.targets,
+                params: act.params,
+                grudge: act.grudge,
+                offset,
+            })
+            .await;
         unfinished.event = None;
         // An undo or follow-up ends the step's fault; an action with no undo is over once done.
         if act.phase != "apply" || act.action.undo().is_none() {
             self.state().active.remove(&act.step);
         }
-        let brought_back = outcome.is_ok()
-            && matches!(act.action, Action::Restart | Action::Start | Action::Crash);
+        let brought_back = outcome.is_ok() && fault.brings_back();
         self.record(FaultEvent {
             time: self.recorder.now(),
             started,
@@ -386,105 +329,6 @@ impl FaultEngine {
         });
     }
 
-    fn proxy_action(
-        &self,
-        action: Action,
-        targets: &[String],
-        params: &ActionParams,
-    ) -> crate::error::Result<()> {
-        for node in targets {
-            let proxies = self.cluster.proxies_of(node);
-            if proxies.is_empty() {
-                return Err(crate::error::HarnessError::infra(format!(
-                    "{node} has no proxy in front of it"
-                )));
-            }
-            for proxy in proxies {
-                match action {
-                    Action::LoseReply => {
-                        let p = params.clone();
-                        let matching = RequestMatch {
-                            method: p.method,
-                            path: p.path.and_then(|r| Regex::new(&r).ok()),
-                            header: p
-                                .header
-                                .and_then(|(n, v)| Regex::new(&v).ok().map(|v| (n, v))),
-                        };
-                        proxy.lose_replies(matching, p.count.unwrap_or(1));
-                    }
-                    Action::DelayReplies => proxy.delay_replies(params.delay),
-                    Action::ResetConnections => proxy.reset_connections(),
-                    _ => proxy.clear(),
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Filesystem faults through `chaosfs ctl` in the node; a crash drops un-fsynced data first.
-    async fn fs_action(
-        &self,
-        action: Action,
-        node: &str,
-        params: &ActionParams,
-    ) -> crate::error::Result<()> {
-        let ms = |d: Duration| format!("{}ms", d.as_millis());
-        let mut words: Vec<String> = match action {
-            Action::SlowFsync | Action::SlowWrites => {
-                let verb = if action == Action::SlowFsync {
-                    "fsync-delay"
-                } else {
-                    "write-delay"
-                };
-                let mut w = vec![verb.to_string(), ms(params.delay.unwrap_or_default())];
-                if let Some(j) = params.jitter {
-                    w.extend(["--jitter".to_string(), ms(j)]);
-                }
-                w
-            }
-            Action::FailFsync => {
-                let mut w = vec!["fsync-error".to_string()];
-                if let Some(c) = params.count {
-                    w.extend(["--count".to_string(), c.to_string()]);
-                }
-                if let Some(f) = params.fraction {
-                    w.extend(["--fraction".to_string(), f.to_string()]);
-                }
-                if let Some(e) = &params.errno {
-                    w.extend(["--errno".to_string(), e.clone()]);
-                }
-                w
-            }
-            Action::Crash => {
-                if params.lose_unsynced {
-                    self.cluster
-                        .chaosfs_ctl(node, &["crash".to_string()])
-                        .await?;
-                }
-                self.cluster.kill(node).await?;
-                return self.cluster.start(node).await;
-            }
-            _ => vec!["clear".to_string()],
-        };
-        if let (Some(paths), Action::SlowFsync | Action::FailFsync) = (&params.paths, action) {
-            words.extend(["--paths".to_string(), paths.clone()]);
-        }
-        self.cluster.chaosfs_ctl(node, &words).await.map(|_| ())
-    }
-
-    async fn node_action(&self, action: Action, node: &str) -> crate::error::Result<()> {
-        let c = &self.cluster;
-        match action {
-            Action::Pause => c.pause(node).await,
-            Action::Unpause => c.unpause(node).await,
-            Action::Kill => c.kill(node).await,
-            Action::Stop => c.stop(node).await,
-            Action::Start => c.start(node).await,
-            Action::Restart => c.restart(node).await,
-            _ => Ok(()),
-        }
-    }
-
     async fn resolve(&self, target: &Target, rng: &mut ChaCha8Rng) -> Result<Vec<String>, String> {
         match target {
             Target::Nodes(nodes) => Ok(nodes.clone()),
@@ -531,6 +375,33 @@ impl FaultEngine {
                 return found;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// The final heal: every fault's (`Fault::final_heal`: nodes running and unpaused,
+    /// partitions, proxy and chaosfs faults gone, clocks true), each recorded.
+    pub async fn final_heal(&self) {
+        for (node, action, outcome) in kinds::final_heal(&self.cluster).await {
+            let now = self.recorder.now();
+            self.record(FaultEvent {
+                time: now,
+                started: now,
+                step: None,
+                action: action.into(),
+                phase: "final-heal",
+                targets: vec![node],
+                mode: None,
+                grudge: None,
+                trigger: None,
+                outcome: match outcome {
+                    Ok(()) => "ok".into(),
+                    Err(e) => e.to_string(),
+                },
+                detail: None,
+                offset: Action::named(action)
+                    .and_then(|a| a.fault().recorded_offset(None))
+                    .map(crate::scenario::units::format_offset),
+            });
         }
     }
 

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::load::{show, Clock, LogLine, Op, OpStatus, RunFolder};
 use super::violations::Violation;
+use crate::faults::kinds::{Action, Shows};
 use crate::faults::log::{fault_label, ok, targets, Window};
 use regex::Regex;
 
@@ -106,7 +107,11 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
             }
             continue;
         }
-        if matches!(f["action"].as_str(), Some("clock-skew" | "restore-clock")) {
+        let shows = f["action"]
+            .as_str()
+            .and_then(Action::named)
+            .map_or(Shows::Nothing, |a| a.fault().shows());
+        if let Shows::Clock = shows {
             let offset = f["offset"].as_str().unwrap_or("+0s");
             let moved = !matches!(offset, "+0s" | "-0s" | "+0ms");
             for node in ts {
@@ -132,7 +137,7 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
         }
         // A restart takes its nodes down from its start to its end, and they answer again only
         // at its `ready` event: both are part of the node's row.
-        if f["action"] == "restart" {
+        if let Shows::Restart = shows {
             let started = f["started"].as_u64().unwrap_or(t).min(t);
             for node in ts {
                 close(&mut open, &node, "down", started, &mut segments);
@@ -155,18 +160,14 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
             }
             continue;
         }
-        let (what, opens_state, closes): (&'static str, Option<&'static str>, &[&'static str]) =
-            match f["action"].as_str().unwrap_or("") {
-                "pause" => ("paused", Some("paused"), &[]),
-                "unpause" => ("resumed", None, &["paused"]),
-                "kill" => ("killed", Some("down"), &[]),
-                "stop" => ("stopped", Some("down"), &[]),
-                "start" => ("started", None, &["down"]),
-                "restart" => ("restarted", None, &["down"]),
-                "partition" => ("cut off", Some("cut off"), &[]),
-                "heal" => ("healed", None, &["cut off"]),
-                _ => continue,
-            };
+        let Shows::Mark {
+            what,
+            opens: opens_state,
+            closes,
+        } = shows
+        else {
+            continue;
+        };
         for node in ts {
             for c in closes {
                 close(&mut open, &node, c, t, &mut segments);

@@ -10,21 +10,12 @@ use super::analyze::{self, AppliedKind, Excerpt, LatencyRow};
 use super::data;
 use super::load::{show, Clock, LogLine, Op, OpStatus, RunFolder};
 use super::violations::{self, short_id, CheckView, Retried, Violation};
+use crate::faults::kinds::Action;
 use crate::faults::log::{self as fault_log, Window};
 use crate::rates::{Class, Tally};
 
 pub const CSS: &str = include_str!("report.css");
 
-/// Fault actions that are over once applied.
-const ONCE: [&str; 7] = [
-    "reset-connections",
-    "transfer-leader",
-    "take-snapshot",
-    "close-container",
-    "prepare",
-    "clear-proxy",
-    "clear-fs",
-];
 pub const JS: &str = include_str!("report.js");
 
 /// Everything computed for one page.
@@ -51,7 +42,10 @@ pub fn model(run: &RunFolder) -> Model<'_> {
     // the timeline, not windows until the end of the run.
     let windows: Vec<Window> = fault_log::windows(&run.faults, end)
         .into_iter()
-        .filter(|w| !(w.end >= end && ONCE.contains(&w.action.as_str())))
+        .filter(|w| {
+            let once = Action::named(&w.action).is_some_and(|a| a.fault().over_once_applied());
+            !(w.end >= end && once)
+        })
         .collect();
     let nodes = analyze::nodes(run);
     let (marks, segments) = analyze::lifecycle(run, &nodes, end);

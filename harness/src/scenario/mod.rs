@@ -20,6 +20,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_saphyr::{Location, Spanned};
 
 use crate::cluster::compose::ComposeFile;
+use crate::faults::kinds::Mechanism;
 use crate::systems;
 
 pub use reached::*;
@@ -319,17 +320,20 @@ impl LoadedScenario {
     pub fn uses_chaosfs(&self) -> bool {
         self.spec.faults.iter().any(|f| {
             let s = &f.value;
-            s.actions.0.iter().any(|a| a.uses_chaosfs()) || s.lose_unsynced == Some(true)
+            s.actions.0.iter().any(|a| a.fault().needs_chaosfs(s)) || s.lose_unsynced == Some(true)
         })
     }
 
     /// Whether the nodes that can take clock skew (x-chaos.clock-skew) load libfaketime: only
     /// when a fault needs it, so other scenarios run on the plain clock.
     pub fn uses_faketime(&self) -> bool {
-        self.spec
-            .faults
-            .iter()
-            .any(|f| f.value.actions.0.iter().any(|a| a.uses_faketime()))
+        self.spec.faults.iter().any(|f| {
+            f.value
+                .actions
+                .0
+                .iter()
+                .any(|a| a.fault().mechanism() == Mechanism::Faketime)
+        })
     }
 
     /// Whether nodes with chaosfs should track un-fsynced data from the start (a crash drops it).
@@ -371,15 +375,14 @@ impl LoadedScenario {
                 .copied()
                 .chain(step.value.then.as_ref().map(|t| t.action));
             for action in actions {
-                let why = if action.uses_chaosfs()
-                    || (action == Action::Crash && step.value.lose_unsynced == Some(true))
-                {
+                let mechanism = action.fault().mechanism();
+                let why = if action.fault().needs_chaosfs(&step.value) {
                     "needs chaosfs mounted over the node's data directories, which only a node the \
                      harness creates has"
-                } else if action.uses_faketime() {
+                } else if mechanism == Mechanism::Faketime {
                     "needs libfaketime preloaded into the node's processes, which only a node the \
                      harness creates has"
-                } else if action.uses_proxy() {
+                } else if mechanism == Mechanism::Proxy {
                     "needs the harness's client proxy, which is set up only in front of a \
                      cluster the harness starts"
                 } else {
@@ -436,11 +439,13 @@ impl LoadedScenario {
     /// Whether clients go through the proxy: asked for, or needed by a proxy fault.
     pub fn uses_proxy(&self) -> bool {
         self.spec.cluster.proxy
-            || self
-                .spec
-                .faults
-                .iter()
-                .any(|f| f.value.actions.0.iter().any(|a| a.uses_proxy()))
+            || self.spec.faults.iter().any(|f| {
+                f.value
+                    .actions
+                    .0
+                    .iter()
+                    .any(|a| a.fault().mechanism() == Mechanism::Proxy)
+            })
     }
 
     /// The scenario text with the seed actually used, as the run folder keeps it, its
@@ -825,8 +830,10 @@ mod tests {
 
     #[test]
     fn action_names_are_the_yaml_names() {
-        for action in Action::ALL {
+        for action in Action::all() {
             assert_eq!(serde_json::to_value(action).unwrap(), action.name());
+            let back: Action = serde_json::from_value(serde_json::json!(action.name())).unwrap();
+            assert_eq!(back, action);
         }
     }
 

@@ -198,7 +198,7 @@ fn draw_firing(
     at: Option<Duration>,
 ) -> Firing {
     let action = step.actions.0[rng.random_range(0..step.actions.0.len())];
-    let mode = (action == Action::Partition).then(|| {
+    let mode = action.takes("mode").then(|| {
         step.mode
             .unwrap_or_else(|| match (target, step.every.is_some()) {
                 (Target::Select { role: None, .. }, true) => [
@@ -218,10 +218,11 @@ fn draw_firing(
         after: Some(t.after.draw(rng)),
     });
     let choice = rng.random();
-    // Drawn last and only for clock-skew, so no other scenario's plan moves.
+    // Drawn last and only for an action that takes it (clock-skew), so no other scenario's
+    // plan moves.
     let offset = step
         .offset
-        .filter(|_| action == Action::ClockSkew)
+        .filter(|_| action.takes("offset"))
         .map(|o| o.draw(rng));
     Firing {
         at,

@@ -2,174 +2,8 @@
 
 use super::*;
 
-/// What a fault step does. Each action that breaks something has an undo, applied after `for:`.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[serde(rename_all = "kebab-case")]
-pub enum Action {
-    Pause,
-    Unpause,
-    Kill,
-    Stop,
-    Start,
-    Restart,
-    Partition,
-    Heal,
-    /// Proxy: forward matching requests, drop their replies and close the connection.
-    LoseReply,
-    /// Proxy: hold every reply for `delay`.
-    DelayReplies,
-    /// Proxy: reset every open connection (clients see ECONNRESET).
-    ResetConnections,
-    /// Proxy: remove every proxy fault.
-    ClearProxy,
-    /// chaosfs: every fsync waits `delay` (± `jitter`), optionally only for `paths`.
-    SlowFsync,
-    /// chaosfs: the next `count` fsyncs (or a `fraction` of them) fail with `errno` (EIO).
-    FailFsync,
-    /// chaosfs: writes wait `delay`.
-    SlowWrites,
-    /// Drop un-fsynced data (`lose-unsynced: true`), kill the node, start it again.
-    Crash,
-    /// chaosfs: remove every filesystem fault.
-    ClearFs,
-    /// System admin: make the target the leader (Ozone: `ozone admin om transfer`).
-    TransferLeader,
-    /// System admin: the targets take a snapshot of their replicated state now.
-    TakeSnapshot,
-    /// System admin: close a storage container (`container:`; Ozone: `ozone admin container close`).
-    CloseContainer,
-    /// System admin: prepare the replicated service for an upgrade (Ozone: `ozone admin om prepare`).
-    Prepare,
-    /// libfaketime: the node's wall clock runs `offset` away from true time.
-    ClockSkew,
-    /// libfaketime: the node's wall clock is true time again.
-    RestoreClock,
-}
-
-impl Action {
-    pub const ALL: &'static [Action] = &[
-        Action::Pause,
-        Action::Unpause,
-        Action::Kill,
-        Action::Stop,
-        Action::Start,
-        Action::Restart,
-        Action::Partition,
-        Action::Heal,
-        Action::LoseReply,
-        Action::DelayReplies,
-        Action::ResetConnections,
-        Action::ClearProxy,
-        Action::SlowFsync,
-        Action::FailFsync,
-        Action::SlowWrites,
-        Action::Crash,
-        Action::ClearFs,
-        Action::TransferLeader,
-        Action::TakeSnapshot,
-        Action::CloseContainer,
-        Action::Prepare,
-        Action::ClockSkew,
-        Action::RestoreClock,
-    ];
-
-    /// The action that undoes this one, if any (`for:` applies it automatically).
-    pub fn undo(self) -> Option<Action> {
-        match self {
-            Action::Pause => Some(Action::Unpause),
-            Action::Kill | Action::Stop => Some(Action::Start),
-            Action::Partition => Some(Action::Heal),
-            Action::LoseReply | Action::DelayReplies => Some(Action::ClearProxy),
-            Action::SlowFsync | Action::FailFsync | Action::SlowWrites => Some(Action::ClearFs),
-            Action::ClockSkew => Some(Action::RestoreClock),
-            Action::Unpause
-            | Action::Start
-            | Action::Restart
-            | Action::Heal
-            | Action::ResetConnections
-            | Action::ClearProxy
-            | Action::Crash
-            | Action::ClearFs
-            | Action::TransferLeader
-            | Action::TakeSnapshot
-            | Action::CloseContainer
-            | Action::Prepare
-            | Action::RestoreClock => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Action::Pause => "pause",
-            Action::Unpause => "unpause",
-            Action::Kill => "kill",
-            Action::Stop => "stop",
-            Action::Start => "start",
-            Action::Restart => "restart",
-            Action::Partition => "partition",
-            Action::Heal => "heal",
-            Action::LoseReply => "lose-reply",
-            Action::DelayReplies => "delay-replies",
-            Action::ResetConnections => "reset-connections",
-            Action::ClearProxy => "clear-proxy",
-            Action::SlowFsync => "slow-fsync",
-            Action::FailFsync => "fail-fsync",
-            Action::SlowWrites => "slow-writes",
-            Action::Crash => "crash",
-            Action::ClearFs => "clear-fs",
-            Action::TransferLeader => "transfer-leader",
-            Action::TakeSnapshot => "take-snapshot",
-            Action::CloseContainer => "close-container",
-            Action::Prepare => "prepare",
-            Action::ClockSkew => "clock-skew",
-            Action::RestoreClock => "restore-clock",
-        }
-    }
-
-    /// Faults that act in chaosfs (the node needs `x-chaos: { fs: [...] }`).
-    pub fn uses_chaosfs(self) -> bool {
-        matches!(
-            self,
-            Action::SlowFsync | Action::FailFsync | Action::SlowWrites | Action::ClearFs
-        )
-    }
-
-    /// Faults that act through libfaketime (the node needs `x-chaos: { clock-skew: true }`).
-    pub fn uses_faketime(self) -> bool {
-        matches!(self, Action::ClockSkew | Action::RestoreClock)
-    }
-
-    /// Faults that act in the harness's proxy (the scenario's client ports go through it).
-    pub fn uses_proxy(self) -> bool {
-        matches!(
-            self,
-            Action::LoseReply
-                | Action::DelayReplies
-                | Action::ResetConnections
-                | Action::ClearProxy
-        )
-    }
-}
-
-impl Action {
-    /// Actions the system adapter carries out with its own admin tools (not every system has
-    /// them: `systems::admin_actions`).
-    pub fn is_admin(self) -> bool {
-        matches!(
-            self,
-            Action::TransferLeader
-                | Action::TakeSnapshot
-                | Action::CloseContainer
-                | Action::Prepare
-        )
-    }
-}
-
-impl fmt::Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+/// What a fault step does: a fault of the registry (`faults::kinds`), by its name.
+pub use crate::faults::kinds::Action;
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
@@ -201,12 +35,10 @@ impl<'de> Deserialize<'de> for Actions {
             Ok(OneOrMany::One(a)) => Ok(Actions(vec![a])),
             Ok(OneOrMany::Many(list)) if !list.is_empty() => Ok(Actions(list)),
             Ok(OneOrMany::Many(_)) => Err(de::Error::custom("`do:` needs at least one action")),
-            Err(_) => Err(de::Error::custom(
-                "expected an action or a list of actions: pause, unpause, kill, stop, start, \
-                 restart, partition, heal, lose-reply, delay-replies, reset-connections, clear-proxy, \
-                 slow-fsync, fail-fsync, slow-writes, crash, clear-fs, transfer-leader, take-snapshot, \
-                 close-container, prepare, clock-skew, restore-clock",
-            )),
+            Err(_) => Err(de::Error::custom(format!(
+                "expected an action or a list of actions: {}",
+                crate::faults::kinds::names().join(", ")
+            ))),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! before any container starts: every problem located at file:line:column with its key path.
 
 use super::*;
+use crate::faults::kinds::{self, Mechanism};
 
 pub(super) struct Problems {
     file: PathBuf,
@@ -169,7 +170,7 @@ fn validate_precondition(
                 "that step has no `for:`, so nothing undoes it".into(),
             );
         }
-        let brings_back = |a: &Action| matches!(a, Action::Restart | Action::Start | Action::Crash);
+        let brings_back = |a: &Action| a.fault().brings_back();
         let restarts = step.actions.0.iter().any(brings_back)
             || step.then.as_ref().is_some_and(|t| brings_back(&t.action))
             || (step.duration.is_some()
@@ -177,7 +178,7 @@ fn validate_precondition(
                     .actions
                     .0
                     .iter()
-                    .any(|a| a.undo() == Some(Action::Start)));
+                    .any(|a| a.undo().is_some_and(|u| u.fault().brings_back())));
         if pre.ready && !restarts {
             problem(
                 "ready",
@@ -494,10 +495,6 @@ fn workload_end(w: &WorkloadSpec) -> Duration {
 }
 
 impl StepUnderCheck<'_> {
-    fn has(&self, action: Action) -> bool {
-        self.s.actions.0.contains(&action)
-    }
-
     /// A rule that names a key of the step (`faults[2].delay`) at the step's location.
     fn problem(&self, problems: &mut Problems, key: &str, message: impl Into<String>) {
         problems.at(self.at, format!("{}.{key}", self.key), message);
@@ -614,9 +611,10 @@ impl StepUnderCheck<'_> {
         }
     }
 
-    /// Each setting belongs to the actions that take it, and those actions have theirs.
+    /// Each setting belongs to the actions that take it (`Fault::takes`), and those actions
+    /// have theirs (`Fault::needs`, `Fault::check`); then the settings' values.
     fn action_settings(&self, problems: &mut Problems) {
-        let (s, has) = (self.s, |a| self.has(a));
+        let s = self.s;
         if s.actions.0.len() > 1 && s.every.is_none() {
             self.problem(
                 problems,
@@ -625,8 +623,10 @@ impl StepUnderCheck<'_> {
             );
         }
         if let Some(adapter) = self.adapter {
-            for action in s.actions.0.iter().filter(|a| a.is_admin()) {
-                if !adapter.admin_actions.contains(action) {
+            for action in s.actions.0.iter() {
+                if action.fault().mechanism() == Mechanism::Admin
+                    && !adapter.admin_actions.contains(&action.name())
+                {
                     self.problem(
                         problems,
                         "do",
@@ -635,9 +635,91 @@ impl StepUnderCheck<'_> {
                 }
             }
         }
-        if s.matching.is_some() && !has(Action::LoseReply) {
-            self.problem(problems, "match", "`match:` applies to lose-reply only");
+        for param in kinds::PARAMS {
+            self.param_belongs(problems, param);
         }
+        self.param_values(problems);
+        let mut checked = Vec::new();
+        for action in &s.actions.0 {
+            if let Some((key, message)) = action.fault().check(s) {
+                if !checked.contains(&key) {
+                    checked.push(key);
+                    self.problem(problems, key, message);
+                }
+            }
+        }
+        if s.duration.is_some() && s.actions.0.iter().all(|a| a.undo().is_none()) {
+            let undone: Vec<&str> = Action::all()
+                .filter(|a| a.undo().is_some())
+                .map(Action::name)
+                .collect();
+            self.problem(
+                problems,
+                "for",
+                format!(
+                    "`for:` needs an action that can be undone ({})",
+                    undone.join(", ")
+                ),
+            );
+        }
+    }
+
+    /// A parameter given to no action that takes it, or missing from one that needs it.
+    fn param_belongs(&self, problems: &mut Problems, param: &kinds::Param) {
+        let s = self.s;
+        let key = param.key;
+        let given = (param.given)(s);
+        let needing = kinds::taking(key, true);
+        if !needing.is_empty() {
+            let needed = s.actions.0.iter().any(|a| a.fault().needs().contains(&key));
+            if given != needed {
+                let (verb, pronoun) = match needing.len() {
+                    1 => ("needs", "it takes"),
+                    _ => ("need", "they take"),
+                };
+                self.problem(
+                    problems,
+                    key,
+                    format!(
+                        "{} {verb} `{key}:`{}, and only {pronoun} one",
+                        kinds::listed(&needing),
+                        param.hint
+                    ),
+                );
+            }
+            return;
+        }
+        let takers = kinds::taking(key, false);
+        let only = if takers.len() == 1 { " only" } else { "" };
+        if key == "grudge" {
+            // Exact sides for one partition: the step's only action.
+            if let Some(grudge) = s.grudge.as_ref() {
+                if !(s.actions.0.len() == 1 && s.actions.0[0].takes(key)) {
+                    problems.at(
+                        &grudge.referenced,
+                        format!("{}.grudge", self.key),
+                        format!(
+                            "`grudge:` applies to `do: {}`{only}",
+                            kinds::listed(&takers)
+                        ),
+                    );
+                }
+            }
+            return;
+        }
+        if given && !s.actions.0.iter().any(|a| a.takes(key)) {
+            self.problem(
+                problems,
+                key,
+                format!("`{key}:` applies to {}{only}", kinds::listed(&takers)),
+            );
+        }
+    }
+
+    /// The values of the parameters: regexes that compile, one header name, a fraction, an
+    /// errno chaosfs knows, grudge's nodes.
+    fn param_values(&self, problems: &mut Problems) {
+        let s = self.s;
         if let Some(path) = s.matching.as_ref().and_then(|m| m.path.as_ref()) {
             self.check_regex(problems, path, "match.path");
         }
@@ -666,36 +748,6 @@ impl StepUnderCheck<'_> {
                 }
             }
         }
-        if s.count.is_some() && !has(Action::LoseReply) && !has(Action::FailFsync) {
-            self.problem(
-                problems,
-                "count",
-                "`count:` applies to lose-reply and fail-fsync",
-            );
-        }
-        let delayed =
-            has(Action::DelayReplies) || has(Action::SlowFsync) || has(Action::SlowWrites);
-        if s.delay.is_some() != delayed {
-            self.problem(
-                problems,
-                "delay",
-                "delay-replies, slow-fsync and slow-writes need `delay:`, and only they take one",
-            );
-        }
-        if s.jitter.is_some() && !(has(Action::SlowFsync) || has(Action::SlowWrites)) {
-            self.problem(
-                problems,
-                "jitter",
-                "`jitter:` applies to slow-fsync and slow-writes",
-            );
-        }
-        if (s.errno.is_some() || s.fraction.is_some()) && !has(Action::FailFsync) {
-            self.problem(
-                problems,
-                "errno",
-                "`errno:` and `fraction:` apply to fail-fsync only",
-            );
-        }
         if let Some(fraction) = &s.fraction {
             if !(fraction.value > 0.0 && fraction.value <= 1.0) {
                 problems.at(
@@ -719,60 +771,15 @@ impl StepUnderCheck<'_> {
                 ),
             );
         }
-        if has(Action::FailFsync) && s.count.is_some() == s.fraction.is_some() {
-            self.problem(
-                problems,
-                "count",
-                "fail-fsync needs `count:` or `fraction:` (one of them)",
-            );
-        }
-        if s.lose_unsynced.is_some() && !has(Action::Crash) {
-            self.problem(
-                problems,
-                "lose-unsynced",
-                "`lose-unsynced:` applies to crash only",
-            );
-        }
-        if s.container.is_some() != has(Action::CloseContainer) {
-            self.problem(
-                problems,
-                "container",
-                "close-container needs `container:` (the container id), and only it takes one",
-            );
-        }
         if let Some(paths) = &s.paths {
             self.check_regex(problems, paths, "paths");
         }
-        if s.offset.is_some() != has(Action::ClockSkew) {
-            self.problem(
-                problems,
-                "offset",
-                "clock-skew needs `offset:` (e.g. +70s, -30s, +60s..+90s), and only it takes one",
-            );
-        }
-        if s.mode.is_some() && !has(Action::Partition) {
-            self.problem(problems, "mode", "`mode:` applies to partition only");
-        }
         if let Some(grudge) = &s.grudge {
-            if s.actions.0 != [Action::Partition] {
-                problems.at(
-                    &grudge.referenced,
-                    format!("{}.grudge", self.key),
-                    "`grudge:` applies to `do: partition` only",
-                );
-            }
             for (node, drops) in &grudge.value {
                 for n in std::iter::once(node).chain(drops) {
                     self.check_node(problems, &grudge.referenced, "grudge", n);
                 }
             }
-        }
-        if s.duration.is_some() && s.actions.0.iter().all(|a| a.undo().is_none()) {
-            self.problem(
-                problems,
-                "for",
-                "`for:` needs an action that can be undone (pause, kill, stop, partition)",
-            );
         }
     }
 
@@ -798,11 +805,14 @@ impl StepUnderCheck<'_> {
                 }
             }
         }
-        if s.actions.0.iter().any(|a| a.uses_faketime()) {
+        if s.actions
+            .0
+            .iter()
+            .any(|a| a.fault().mechanism() == Mechanism::Faketime)
+        {
             self.clock_targets(problems);
         }
-        let needs_fs = s.actions.0.iter().any(|a| a.uses_chaosfs())
-            || (self.has(Action::Crash) && s.lose_unsynced == Some(true));
+        let needs_fs = s.actions.0.iter().any(|a| a.fault().needs_chaosfs(s));
         if needs_fs {
             self.fs_targets(problems);
         }

@@ -26,8 +26,8 @@ pub struct SystemInfo {
     /// (eight JVMs starting on two cores take longer than three etcd processes).
     pub ready_within: Duration,
     pub make: fn(&Cluster, &AdapterSettings) -> Box<dyn SystemAdapter>,
-    /// The admin actions its adapter carries out (`transfer-leader`, ...).
-    pub admin_actions: &'static [crate::scenario::Action],
+    /// The admin faults (`Mechanism::Admin`) its adapter carries out, by name.
+    pub admin_actions: &'static [&'static str],
     /// Whether its adapter talks S3 and reads the scenario's `s3:` section.
     pub speaks_s3: bool,
     /// Whether its adapter answers `applied_indexes` (the `converge` check needs it).
@@ -69,7 +69,7 @@ pub fn lookup(name: &str) -> Option<&'static SystemInfo> {
 }
 
 /// The admin actions a system's adapter carries out (checked before anything starts).
-pub fn admin_actions(system: &str) -> &'static [crate::scenario::Action] {
+pub fn admin_actions(system: &str) -> &'static [&'static str] {
     lookup(system).map_or(&[], |s| s.admin_actions)
 }
 

@@ -113,11 +113,11 @@ pub fn cancel_prepare() -> Vec<String> {
 }
 
 /// The scenario actions this adapter carries out with [`admin`](self) command lines.
-pub const ADMIN_ACTIONS: &[Action] = &[
-    Action::TransferLeader,
-    Action::TakeSnapshot,
-    Action::CloseContainer,
-    Action::Prepare,
+pub const ADMIN_ACTIONS: &[&str] = &[
+    "transfer-leader",
+    "take-snapshot",
+    "close-container",
+    "prepare",
 ];
 
 /// The command lines of an admin action on its resolved targets.
@@ -137,8 +137,8 @@ pub fn admin_commands(
             ))
         }
     };
-    Ok(match action {
-        Action::TransferLeader => match om_targets()?.as_slice() {
+    Ok(match action.name() {
+        "transfer-leader" => match om_targets()?.as_slice() {
             [one] => vec![transfer_leader(one)],
             _ => {
                 return Err(format!(
@@ -146,15 +146,15 @@ pub fn admin_commands(
                 ))
             }
         },
-        Action::TakeSnapshot => om_targets()?
+        "take-snapshot" => om_targets()?
             .into_iter()
             .map(|om| take_snapshot(oms, om))
             .collect(),
-        Action::CloseContainer => match container.ok_or("close-container needs `container:`")? {
+        "close-container" => match container.ok_or("close-container needs `container:`")? {
             ContainerRef::Id(id) => vec![close_container(id)],
             ContainerRef::Open => vec![close_open_containers()],
         },
-        Action::Prepare => vec![prepare()],
+        "prepare" => vec![prepare()],
         other => return Err(format!("ozone has no admin action {other}")),
     })
 }
@@ -199,6 +199,7 @@ mod tests {
 
     #[test]
     fn admin_actions_become_command_lines() {
+        let act = |name: &str| Action::named(name).unwrap();
         let oms = ["om1", "om2", "om3"];
         let t = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
         let lines = |r: Result<Vec<Vec<String>>, String>| {
@@ -206,7 +207,7 @@ mod tests {
         };
         assert_eq!(
             lines(admin_commands(
-                Action::TransferLeader,
+                act("transfer-leader"),
                 &t(&["om2"]),
                 None,
                 &oms
@@ -215,7 +216,7 @@ mod tests {
         );
         assert_eq!(
             lines(admin_commands(
-                Action::TakeSnapshot,
+                act("take-snapshot"),
                 &t(&["om1", "om3"]),
                 None,
                 &oms
@@ -225,7 +226,7 @@ mod tests {
         );
         assert_eq!(
             lines(admin_commands(
-                Action::CloseContainer,
+                act("close-container"),
                 &[],
                 Some(ContainerRef::Id(1)),
                 &oms
@@ -233,20 +234,21 @@ mod tests {
             ["ozone admin container close 1"]
         );
         assert_eq!(
-            lines(admin_commands(Action::Prepare, &t(&["om1"]), None, &oms)),
+            lines(admin_commands(act("prepare"), &t(&["om1"]), None, &oms)),
             ["ozone admin om prepare --service-id omservice"]
         );
-        assert!(admin_commands(Action::TransferLeader, &t(&["om1", "om2"]), None, &oms).is_err());
-        assert!(admin_commands(Action::TransferLeader, &t(&["dn1"]), None, &oms).is_err());
-        assert!(admin_commands(Action::CloseContainer, &[], None, &oms).is_err());
-        assert!(admin_commands(Action::Pause, &[], None, &oms).is_err());
+        assert!(admin_commands(act("transfer-leader"), &t(&["om1", "om2"]), None, &oms).is_err());
+        assert!(admin_commands(act("transfer-leader"), &t(&["dn1"]), None, &oms).is_err());
+        assert!(admin_commands(act("close-container"), &[], None, &oms).is_err());
+        assert!(admin_commands(act("pause"), &[], None, &oms).is_err());
     }
 
     #[test]
     fn close_container_takes_an_id_or_open() {
+        let act = |name: &str| Action::named(name).unwrap();
         let oms = ["om1", "om2", "om3"];
         let open =
-            admin_commands(Action::CloseContainer, &[], Some(ContainerRef::Open), &oms).unwrap();
+            admin_commands(act("close-container"), &[], Some(ContainerRef::Open), &oms).unwrap();
         assert_eq!(open.len(), 1);
         assert!(open[0][2].contains("ozone admin container list --state=OPEN"));
         assert!(open[0][2].contains("xargs -r -n1 ozone admin container close"));
