@@ -69,24 +69,34 @@ pub fn find_on_key(history: &History, key: &str) -> Option<StaleRead> {
     find_in_key(Some(key), &ops)
 }
 
-fn find_in_key(key: Option<&str>, ops: &[&Operation]) -> Option<StaleRead> {
-    // Writes that may have taken effect, and how often each value was written.
+/// Writes that may have taken effect, by the value they wrote (a value written twice is no
+/// evidence).
+fn writers_by_value<'a>(ops: &[&'a Operation]) -> HashMap<String, Vec<&'a Operation>> {
     let mut writers: HashMap<String, Vec<&Operation>> = HashMap::new();
     for w in ops.iter().filter(|op| op.status != Status::Fail) {
         if let Some(v) = written_value(w) {
             writers.entry(v.to_string()).or_default().push(w);
         }
     }
-    // Acknowledged writes by completion time, for "acknowledged before the read began", and
-    // among each prefix the one invoked last: the likeliest to have begun after the read
-    // value's write ended, and the closest overwrite to name.
-    let mut acked: Vec<&Operation> = ops
-        .iter()
+    writers
+}
+
+/// Writes acknowledged ok, with a completion time.
+fn acknowledged_writes<'a>(ops: &[&'a Operation]) -> Vec<&'a Operation> {
+    ops.iter()
         .copied()
         .filter(|w| {
             w.status == Status::Ok && w.complete_time.is_some() && written_value(w).is_some()
         })
-        .collect();
+        .collect()
+}
+
+fn find_in_key(key: Option<&str>, ops: &[&Operation]) -> Option<StaleRead> {
+    let writers = writers_by_value(ops);
+    // Acknowledged writes by completion time, for "acknowledged before the read began", and
+    // among each prefix the one invoked last: the likeliest to have begun after the read
+    // value's write ended, and the closest overwrite to name.
+    let mut acked = acknowledged_writes(ops);
     acked.sort_by_key(|w| w.complete_time);
     let mut latest: Vec<&Operation> = Vec::with_capacity(acked.len());
     for w in &acked {
@@ -421,22 +431,11 @@ fn stale_reads_in_key<'a>(
     tally: &mut Staleness,
     bound_ns: u64,
 ) -> Vec<(u64, &'a Operation, &'a Operation, Option<&'a Operation>)> {
-    let mut writers: HashMap<String, Vec<&Operation>> = HashMap::new();
-    for w in ops.iter().filter(|op| op.status != Status::Fail) {
-        if let Some(v) = written_value(w) {
-            writers.entry(v.to_string()).or_default().push(w);
-        }
-    }
+    let writers = writers_by_value(ops);
     // Acknowledged writes by invocation, with the earliest-acknowledged one of each suffix:
     // the first certain overwrite of a value is the earliest acknowledged write invoked after
     // that value's write was acknowledged.
-    let mut acked: Vec<&Operation> = ops
-        .iter()
-        .copied()
-        .filter(|w| {
-            w.status == Status::Ok && w.complete_time.is_some() && written_value(w).is_some()
-        })
-        .collect();
+    let mut acked = acknowledged_writes(ops);
     acked.sort_by_key(|w| w.invoke_time);
     let mut first_acked: Vec<Option<&Operation>> = vec![None; acked.len() + 1];
     for i in (0..acked.len()).rev() {
