@@ -393,6 +393,28 @@ pub fn roles_from_gauges(
     }
 }
 
+impl Ozone {
+    /// Each OM's HA leader-state gauge from its /prom page; an OM that did not answer within
+    /// 2 s, or has no gauge yet (none before its first leader), is left out.
+    async fn leader_gauges(&self) -> Vec<(String, f64)> {
+        ask_each(self.http.keys(), Duration::from_secs(2), |om| {
+            self.metric(om, LEADER_STATE)
+        })
+        .await
+    }
+
+    /// Roles as `ozone admin om roles --json` lists them; empty when no OM could run it.
+    async fn cli_roles(&self) -> BTreeMap<String, Role> {
+        match self.run_admin(&admin::roles()).await {
+            Ok(out) => parse_roles(&out)
+                .into_iter()
+                .filter(|(node, _)| self.rpc.contains_key(node))
+                .collect(),
+            Err(_) => BTreeMap::new(),
+        }
+    }
+}
+
 /// Open pipelines over three datanodes in `ozone admin pipeline list`'s output.
 pub fn count_open_three(list: &str) -> usize {
     list.lines()
@@ -412,20 +434,10 @@ impl SystemAdapter for Ozone {
     /// admin CLI (a JVM: seconds, 14-18 s on a loaded 2-core machine, which made steps aimed
     /// at `role: leader` fire that late).
     async fn roles(&self) -> BTreeMap<String, Role> {
-        let gauges = ask_each(self.http.keys(), Duration::from_secs(2), |om| {
-            self.metric(om, LEADER_STATE)
-        })
-        .await;
         let oms: Vec<&String> = self.rpc.keys().collect();
-        if let Some(roles) = roles_from_gauges(&oms, &gauges) {
-            return roles;
-        }
-        match self.run_admin(&admin::roles()).await {
-            Ok(out) => parse_roles(&out)
-                .into_iter()
-                .filter(|(node, _)| self.rpc.contains_key(node))
-                .collect(),
-            Err(_) => BTreeMap::new(),
+        match roles_from_gauges(&oms, &self.leader_gauges().await) {
+            Some(roles) => roles,
+            None => self.cli_roles().await,
         }
     }
 
@@ -470,16 +482,11 @@ impl SystemAdapter for Ozone {
         if probe.get(node).and_then(|i| i.applied).is_none() {
             return false;
         }
-        let mut leads = None;
-        for om in self.http.keys() {
-            if let Some(state) = self.metric(om, LEADER_STATE).await {
-                leads = Some(leads.unwrap_or(false) || state >= 1.0);
-            }
+        let gauges = self.leader_gauges().await;
+        if gauges.is_empty() {
+            return self.cli_roles().await.values().any(|r| *r == Role::Leader);
         }
-        match leads {
-            Some(leads) => leads,
-            None => self.roles().await.values().any(|r| *r == Role::Leader),
-        }
+        gauges.iter().any(|(_, state)| *state >= 1.0)
     }
 
     /// A metric of an OM's /prom page (the other nodes' pages are not read).
