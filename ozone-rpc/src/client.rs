@@ -622,25 +622,38 @@ pub fn decode_call_response(
     call: &CallRecord,
     body: &[u8],
 ) -> Result<OmResponse, OmError> {
+    let payload = decode_rpc_payload(addr, call.call_id, &call.client_id, body)?;
+    OmResponse::decode(&payload).map_err(|e| OmError::Malformed {
+        addr,
+        reason: format!("OMResponse: {e}"),
+    })
+}
+
+/// The response message in a response frame body (without its 4-byte length) to the call
+/// `call_id` of `client_id`, or the error its RPC header carries: any protocol's answer, the
+/// OM's or the SCM's.
+pub(crate) fn decode_rpc_payload(
+    addr: SocketAddr,
+    call_id: i32,
+    client_id: &[u8; 16],
+    body: &[u8],
+) -> Result<Vec<u8>, OmError> {
     let malformed = |reason: String| OmError::Malformed { addr, reason };
     let frame = rpc::decode_response(body).map_err(|e| malformed(e.to_string()))?;
     let h = frame.header;
-    if h.call_id != call.call_id {
+    if h.call_id != call_id {
         return Err(malformed(format!(
             "response to call id {} while waiting for {}",
-            h.call_id, call.call_id
+            h.call_id, call_id
         )));
     }
     if let Some(c) = &h.client_id {
-        if !c.is_empty() && c.as_slice() != call.client_id {
+        if !c.is_empty() && c.as_slice() != client_id {
             return Err(malformed("response carries another client id".into()));
         }
     }
     match h.status {
-        RpcStatus::Success => {
-            let payload = frame.payload.unwrap_or_default();
-            OmResponse::decode(&payload).map_err(|e| malformed(format!("OMResponse: {e}")))
-        }
+        RpcStatus::Success => Ok(frame.payload.unwrap_or_default()),
         status => {
             let class = h.exception_class.unwrap_or_default();
             let message = h.error_msg.unwrap_or_default();

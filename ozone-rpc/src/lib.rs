@@ -26,6 +26,7 @@ pub mod leader;
 pub mod om;
 pub mod pb;
 pub mod rpc;
+pub mod scm;
 
 pub use client::{
     decode_call_response, uuid_string, CallRecord, ClientConfig, OmClient, OmError, OmNode, Outcome,
@@ -35,3 +36,4 @@ pub use om::{
     BucketLayout, CmdType, KeyArgs, KeyInfo, OmRequest, OmRequestBody, OmResponse, ReadConsistency,
     ReadConsistencyHint, Status, HSYNC_CLIENT_ID, LEASE_RECOVERY,
 };
+pub use scm::{PipelineState, PipelineSummary, ScmClient};

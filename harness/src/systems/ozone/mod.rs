@@ -19,6 +19,8 @@
 //! - roles from each OM's HA leader-state gauge on /prom ([`roles_from_gauges`]), and from
 //!   `ozone admin om roles --json` run in an OM container when the gauges do not decide;
 //! - Ratis indexes of each OM from its /prom page ([`parse_prom`]);
+//! - the SCM's safe mode and open pipelines, asked natively (the `ozone-rpc` crate's
+//!   `ScmClient`) while a cluster is awaited, with `ozone admin` as the fallback;
 //! - admin command lines ([`admin`]) and named log triggers ([`TRIGGERS`]) for scenarios.
 
 use std::collections::BTreeMap;
@@ -28,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bollard::Docker;
-use ozone_rpc::{BucketLayout, OmClient, OmRequest, Status};
+use ozone_rpc::{BucketLayout, OmClient, OmRequest, ScmClient, Status};
 use serde_json::json;
 use tokio::sync::OnceCell;
 
@@ -60,6 +62,8 @@ pub const VERSION: &str = "2.2.0";
 pub const SERVICE_ID: &str = "omservice";
 /// OM client RPC (ozone.om.address), HTTP (/prom, /jmx), Ratis.
 pub const OM_RPC_PORT: u16 = 9862;
+/// The SCM's client RPC (ozone.scm.client.port): StorageContainerLocationProtocol.
+pub const SCM_CLIENT_PORT: u16 = 9860;
 pub const OM_HTTP_PORT: u16 = 9874;
 pub const OM_RATIS_PORT: u16 = 9872;
 pub const S3G_PORT: u16 = 9878;
@@ -129,6 +133,12 @@ pub fn scm_ha_profile(profile: &str) -> String {
     }
 }
 
+/// Whether a node of the profile is an SCM (scm; scm2 and scm3 in SCM HA).
+pub fn is_scm(node: &str) -> bool {
+    node.strip_prefix("scm")
+        .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()))
+}
+
 /// Whether a node of the profile is an Ozone Manager (om1, om2, om3).
 pub fn is_om(node: &str) -> bool {
     node.strip_prefix("om")
@@ -143,6 +153,9 @@ pub struct Ozone {
     rpc: BTreeMap<String, SocketAddr>,
     /// OM node -> its HTTP endpoint on the host (/prom).
     http: BTreeMap<String, SocketAddr>,
+    /// SCM node -> its client RPC endpoint on the host (every SCM of an HA group: the one
+    /// that leads answers).
+    scms: BTreeMap<String, SocketAddr>,
     /// OM node -> container id, for `ozone admin` run inside it.
     containers: BTreeMap<String, String>,
     /// Every node -> container id: the stream workload runs Ozone's shell in its node's.
@@ -177,6 +190,12 @@ impl Ozone {
             .iter()
             .filter_map(|n| Some((n.clone(), cluster.direct_endpoint(n, OM_HTTP_PORT)?)))
             .collect();
+        let scms = cluster
+            .names()
+            .into_iter()
+            .filter(|n| is_scm(n))
+            .filter_map(|n| Some((n.clone(), cluster.direct_endpoint(&n, SCM_CLIENT_PORT)?)))
+            .collect();
         let containers = oms
             .iter()
             .filter_map(|n| Some((n.clone(), cluster.node(n)?.container.clone())))
@@ -189,6 +208,7 @@ impl Ozone {
         Ozone {
             rpc,
             http,
+            scms,
             containers,
             shells,
             docker: cluster.docker().clone(),
@@ -299,28 +319,21 @@ impl Ozone {
     /// own acceptance tests wait for (compose/testlib.sh). Says what it saw, or what was
     /// still missing when `within` ran out.
     pub async fn wait_serviceable(&self, within: Duration) -> Result<String, String> {
-        let scm = self
-            .shells
-            .get("scm")
-            .ok_or("the cluster has no node scm")?;
-        let (safemode_status, pipeline_list) = (&admin::safemode_status(), &admin::pipelines());
         let serviceable = || async move {
-            let (roles, safemode, pipelines) = tokio::join!(
-                self.roles(),
-                exec(&self.docker, scm, safemode_status, None),
-                exec(&self.docker, scm, pipeline_list, None),
-            );
+            let (roles, scm) = tokio::join!(self.roles(), self.scm_state());
             let leader = roles.iter().find(|(_, r)| **r == Role::Leader);
-            let open = pipelines.map_or(0, |out| count_open_three(&out.stdout));
             let mut missing = Vec::new();
             if leader.is_none() {
                 missing.push("no OM is the leader".to_string());
             }
-            match &safemode {
-                Ok(out) if out.stdout.contains("out of safe mode") => {}
-                Ok(out) => missing.push(format!("the SCM says `{}`", out.stdout.trim())),
+            match &scm {
+                Ok(scm) if scm.in_safe_mode => missing.push("the SCM is in safe mode".into()),
+                Ok(_) => {}
                 Err(e) => missing.push(format!("the SCM's safe mode is unknown ({e})")),
             }
+            let (open, asked) = scm
+                .as_ref()
+                .map_or((0, ""), |scm| (scm.open_ratis_three, scm.asked));
             if open == 0 {
                 missing.push("no RATIS/THREE pipeline is open".to_string());
             }
@@ -331,16 +344,65 @@ impl Ozone {
                     }
                     Ok(format!(
                         "{om} leads, the SCM is out of safe mode, {open} RATIS/THREE pipeline(s) \
-                         open"
+                         open (the SCM asked {asked})"
                     ))
                 }
                 _ => Err(missing),
             }
         };
-        let every = Duration::from_secs(2);
+        // A TCP round trip per question: asking often costs the cluster nothing.
+        let every = Duration::from_millis(250);
         ask_until(Instant::now() + within, every, serviceable)
             .await
             .map_err(|missing| format!("after {within:?}: {}", missing.join("; ")))
+    }
+
+    /// The SCM's safe mode and open RATIS/THREE pipelines, from the first SCM that answers
+    /// natively (in SCM HA, the leader: followers refuse). When none does (a build whose
+    /// protocol this client does not speak, a cluster whose SCM port is not published), from
+    /// `ozone admin` in the scm container: two JVMs, seconds of CPU each.
+    async fn scm_state(&self) -> Result<ScmState, String> {
+        let mut native = String::from("no SCM publishes its client port");
+        for (node, addr) in &self.scms {
+            let scm = ScmClient::new(*addr, "hadoop", Duration::from_secs(2));
+            match tokio::try_join!(scm.in_safe_mode(), scm.pipelines()) {
+                Ok((in_safe_mode, pipelines)) => {
+                    return Ok(ScmState {
+                        in_safe_mode,
+                        open_ratis_three: pipelines
+                            .iter()
+                            .filter(|p| p.is_open_ratis_three())
+                            .count(),
+                        asked: "over RPC",
+                    })
+                }
+                Err(e) => native = format!("{node}: {e}"),
+            }
+        }
+        self.cli_scm_state()
+            .await
+            .map_err(|cli| format!("natively: {native}; with the CLI: {cli}"))
+    }
+
+    async fn cli_scm_state(&self) -> Result<ScmState, String> {
+        let scm = self
+            .shells
+            .get("scm")
+            .ok_or("the cluster has no node scm")?;
+        let (status, list) = (admin::safemode_status(), admin::pipelines());
+        let (safemode, pipelines) = tokio::join!(
+            exec(&self.docker, scm, &status, None),
+            exec(&self.docker, scm, &list, None),
+        );
+        let safemode = safemode.map_err(|e| e.to_string())?;
+        if !safemode.stdout.contains("safe mode") {
+            return Err(format!("the SCM says `{}`", safemode.stdout.trim()));
+        }
+        Ok(ScmState {
+            in_safe_mode: !safemode.stdout.contains("out of safe mode"),
+            open_ratis_three: pipelines.map_or(0, |out| count_open_three(&out.stdout)),
+            asked: "with ozone admin",
+        })
     }
 
     /// Runs a command line in the first OM container that runs it successfully, giving each
@@ -356,6 +418,14 @@ impl Ozone {
         }
         Err(last)
     }
+}
+
+/// What the SCM says of itself while a cluster is awaited.
+struct ScmState {
+    in_safe_mode: bool,
+    open_ratis_three: usize,
+    /// How it was asked: "over RPC" or "with ozone admin".
+    asked: &'static str,
 }
 
 /// The roles the OMs' leader-state gauges decide, or `None` when they do not.
