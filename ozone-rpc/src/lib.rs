@@ -3,9 +3,10 @@
 //! messages for the commands the chaos harness needs (create volume, create bucket, create and
 //! commit key, rename key, lookup key, recover lease).
 //!
-//! Not yet run against a live Ozone cluster: the encoding is tested byte for byte against bytes
-//! built by hand from the published .proto files, and the failover and resend logic against a
-//! test server that speaks the same framing. See README.md.
+//! Run live against Ozone 2.2.0 by the harness; here the encoding is tested byte for byte against
+//! bytes built by hand from the published .proto files, and the failover and resend logic against
+//! a test server that speaks the same framing. See README.md. [`scm::ScmClient`] asks an SCM
+//! whether it is in safe mode and which pipelines are open.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), ozone_rpc::OmError> {
