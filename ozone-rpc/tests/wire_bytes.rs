@@ -224,3 +224,22 @@ fn recover_lease_request_bytes() {
     ]);
     assert_eq!(request.encode(), expected);
 }
+
+/// hdds.TransferLeadershipRequestProto { required string newLeaderId = 1 } in OMRequest field 117,
+/// as `ozone admin om transfer -n om2` sends it.
+#[test]
+fn transfer_leadership_request_bytes() {
+    let mut request = OmRequest::transfer_leadership("om2");
+    request.client_id = "c".into();
+    let expected = cat(&[
+        &[0x08, 0x75], // cmdType (1) = TransferLeadership (117)
+        &[0x1a, 0x01], // clientId (3)
+        b"c",
+        &[0x28, 0x03],       // version (5) = 3
+        &[0xaa, 0x07, 0x05], // field 117: tag 117<<3|2 = 938 = varint aa 07; 5 bytes
+        &[0x0a, 0x03],
+        b"om2",
+    ]);
+    assert_eq!(request.encode(), expected);
+    assert_eq!(OmRequest::decode(&expected).unwrap(), request);
+}

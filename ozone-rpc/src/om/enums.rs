@@ -12,6 +12,7 @@ impl CmdType {
     pub const LOOKUP_KEY: Self = Self(32);
     pub const RENAME_KEY: Self = Self(33);
     pub const COMMIT_KEY: Self = Self(36);
+    pub const TRANSFER_LEADERSHIP: Self = Self(117);
     pub const RECOVER_LEASE: Self = Self(119);
 
     /// The enum value's name in the .proto, or `Type(<n>)`.
@@ -23,6 +24,7 @@ impl CmdType {
             32 => "LookupKey".into(),
             33 => "RenameKey".into(),
             36 => "CommitKey".into(),
+            117 => "TransferLeadership".into(),
             119 => "RecoverLease".into(),
             n => format!("Type({n})"),
         }

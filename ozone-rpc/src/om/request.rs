@@ -133,6 +133,14 @@ impl OmRequest {
         })
     }
 
+    /// Asks the OMs' Ratis group to make the OM with peer id `om` (its node id, as
+    /// `ozone.om.nodes.*` names it) the leader, as `ozone admin om transfer -n om` does.
+    pub fn transfer_leadership(om: &str) -> Self {
+        Self::with_body(OmRequestBody::TransferLeadership {
+            new_leader_id: om.into(),
+        })
+    }
+
     /// Sets the replication of a CreateKey / CommitKey (KeyArgs type and factor); without it the
     /// OM uses the bucket's or the cluster's default.
     pub fn with_replication(mut self, rtype: i32, factor: i32) -> Self {
@@ -179,7 +187,7 @@ impl OmRequest {
         w.finish()
     }
 
-    /// Decodes an OMRequest of one of the seven commands (what a test server needs).
+    /// Decodes an OMRequest of one of the eight commands (what a test server needs).
     pub fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
         let mut r = Reader::new(buf);
         let (mut cmd, mut trace_id, mut client_id, mut version) = (None, None, None, None);

@@ -115,6 +115,10 @@ pub enum OmRequestBody {
         key: String,
         force: bool,
     },
+    /// OMRequest field 117, hdds.TransferLeadershipRequestProto { required string newLeaderId
+    /// = 1 }: what `ozone admin om transfer -n ID` sends. A read to the OM (no Raft log entry):
+    /// it asks its Ratis group to move leadership to that peer.
+    TransferLeadership { new_leader_id: String },
 }
 
 impl OmRequestBody {
@@ -127,11 +131,12 @@ impl OmRequestBody {
             Self::RenameKey { .. } => CmdType::RENAME_KEY,
             Self::LookupKey { .. } => CmdType::LOOKUP_KEY,
             Self::RecoverLease { .. } => CmdType::RECOVER_LEASE,
+            Self::TransferLeadership { .. } => CmdType::TRANSFER_LEADERSHIP,
         }
     }
 
     /// The OMRequest field number that carries this body (equal to the Type value for these
-    /// seven commands).
+    /// eight commands).
     pub(super) fn field(&self) -> u32 {
         self.cmd_type().0 as u32
     }
@@ -195,6 +200,9 @@ impl OmRequestBody {
                     w.bool(4, true);
                 }
             }
+            Self::TransferLeadership { new_leader_id } => {
+                w.string(1, new_leader_id);
+            }
         }
         w
     }
@@ -209,6 +217,7 @@ impl OmRequestBody {
             | CmdType::COMMIT_KEY
             | CmdType::RENAME_KEY => Self::decode_key_request(cmd, buf),
             CmdType::RECOVER_LEASE => Self::decode_recover_lease(buf),
+            CmdType::TRANSFER_LEADERSHIP => Self::decode_transfer_leadership(buf),
             other => Err(DecodeError::Invalid(format!(
                 "this client does not know command {}",
                 other.name()
@@ -318,6 +327,22 @@ impl OmRequestBody {
             bucket,
             key,
             force,
+        })
+    }
+
+    /// TransferLeadershipRequestProto: the new leader's peer id in field 1.
+    fn decode_transfer_leadership(buf: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(buf);
+        let mut new_leader_id = None;
+        while let Some(f) = r.next_field()? {
+            if f.number == 1 {
+                new_leader_id = Some(f.as_string()?);
+            }
+        }
+        Ok(Self::TransferLeadership {
+            new_leader_id: new_leader_id.ok_or(DecodeError::Missing(
+                "TransferLeadershipRequestProto.newLeaderId",
+            ))?,
         })
     }
 }
