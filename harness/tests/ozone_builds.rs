@@ -230,6 +230,29 @@ fn a_distribution_folder_builds_an_image_whose_cluster_serves() {
     );
     assert!(image_exists(&tag));
     assert_eq!(build_folders(), before, "no temporary folder is left");
+    // The class-data sharing archives were trained again on the distribution's own jars: a CLI
+    // of the image maps most of its classes from its archive (2.2.0's dist: 1,483 shared, 232
+    // from jar files; an image without archives: none shared, 441 from files, 260 from the JDK).
+    let loads = Command::new("docker")
+        .args(["run", "--rm", "--entrypoint", "bash", &tag, "-c"])
+        .arg(
+            "OZONE_CLIENT_OPTS=-Xlog:class+load=info ozone getconf -confKey ozone.om.address \
+             | grep -o 'source: [a-z]*' | sort | uniq -c",
+        )
+        .output()
+        .unwrap();
+    let loads = String::from_utf8_lossy(&loads.stdout).to_string();
+    let count = |source: &str| -> u64 {
+        loads
+            .lines()
+            .find(|l| l.trim_end().ends_with(&format!("source: {source}")))
+            .and_then(|l| l.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    assert!(
+        count("shared") > count("file") + count("jrt"),
+        "the CLI's classes come mostly from its archive: {loads}"
+    );
 
     let out = common::out_dir("dist", "ozone-short");
     let mut command = common::chaos_run("harness/tests/fixtures/ozone-short.yaml", &[], &out);
