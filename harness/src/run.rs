@@ -1,7 +1,6 @@
 //! One run of a scenario, in one direction: plan -> cluster + workload + faults -> history ->
 //! checks -> result.json -> report. The cluster is removed on every way out.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,7 +12,8 @@ use crate::cluster::{docker, images};
 use crate::cluster::{Cluster, ClusterSpec};
 use crate::error::{HarnessError, Result, EXIT_INTERRUPTED};
 use crate::faults::FaultEngine;
-use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
+use crate::recorder::Recorder;
+use crate::run_folder::{FaultLog, JsonlWriter};
 use crate::scenario::plan::{make_plan, Plan};
 use crate::scenario::LoadedScenario;
 use crate::systems::{self, AdapterSettings};
@@ -516,7 +516,7 @@ async fn drive(
     let run_dir = stage.run_dir;
     let recorder =
         Arc::new(Recorder::create(&run_dir.join("history.jsonl"), stage.run_start).map_err(io)?);
-    let fault_log = Arc::new(JsonlWriter::create(&run_dir.join("faults.jsonl")).map_err(io)?);
+    let fault_log = FaultLog::create(run_dir).map_err(io)?;
     let ready_within = systems::lookup(&stage.loaded.spec.system.value)
         .map_or(Duration::from_secs(120), |info| info.ready_within);
     let engine = Arc::new(
@@ -528,7 +528,7 @@ async fn drive(
         )
         .with_ready_within(stage.ready_timeout.unwrap_or(ready_within)),
     );
-    let _proxy_task = log_proxy_effects(engine.clone(), proxy_events);
+    let _proxy_task = AbortOnDrop(engine.clone().log_proxy_effects(proxy_events));
     let config = Arc::new(workload_config(&stage, adapter.as_ref()));
     let spec = &stage.loaded.spec;
     if spec
@@ -607,32 +607,6 @@ async fn connect_adapter(stage: &Stage<'_>) -> Result<Option<Arc<dyn systems::Sy
         _ = stage.interrupt.cancelled() => return Ok(None),
     }
     Ok(Some(adapter))
-}
-
-/// What the proxies did to single requests goes into faults.jsonl as it happens.
-fn log_proxy_effects(
-    engine: Arc<FaultEngine>,
-    mut proxy_events: tokio::sync::mpsc::UnboundedReceiver<crate::faults::proxy::ProxyEvent>,
-) -> AbortOnDrop {
-    AbortOnDrop(tokio::spawn(async move {
-        while let Some(event) = proxy_events.recv().await {
-            let now = engine.recorder.now();
-            engine.record(FaultEvent {
-                time: now,
-                started: now,
-                step: None,
-                action: event.fault.into(),
-                phase: "effect",
-                targets: vec![event.node.clone()],
-                mode: None,
-                grudge: None,
-                trigger: None,
-                outcome: "request applied, reply dropped".into(),
-                detail: serde_json::to_value(&event).ok(),
-                offset: None,
-            });
-        }
-    }))
 }
 
 /// The workload's shape from the scenario, on the nodes the scenario or the adapter names.
@@ -753,12 +727,11 @@ fn extend_past_step(
 /// After the workload: which nodes went down on their own, the final heal, the settle, the
 /// final reads and the per-node lookups a converge check asks for.
 async fn final_phase(stage: &Stage<'_>, engine: &Arc<FaultEngine>, config: &WorkloadConfig) {
-    let (cluster, interrupt, spec) = (stage.cluster, &stage.interrupt, &stage.loaded.spec);
+    let (interrupt, spec) = (&stage.interrupt, &stage.loaded.spec);
     let logs = stage.run_dir.join("logs");
     // Before the final heal starts them again. Asked again after settling: a JVM that decided
     // to terminate may take a minute to exit.
-    let mut exits_seen = BTreeSet::new();
-    record_self_exits(engine, cluster, &logs, &mut exits_seen).await;
+    engine.record_self_exits(&logs).await;
     if interrupt.is_cancelled() {
         engine.final_heal().await;
         return;
@@ -771,7 +744,7 @@ async fn final_phase(stage: &Stage<'_>, engine: &Arc<FaultEngine>, config: &Work
         _ = tokio::time::sleep(final_phase.settle.0) => {}
         _ = interrupt.cancelled() => return,
     }
-    record_self_exits(engine, cluster, &logs, &mut exits_seen).await;
+    engine.record_self_exits(&logs).await;
     let adapter = engine.adapter.as_ref();
     if final_phase.reads && config.kind != crate::scenario::WorkloadKind::Fencing {
         let first = u64::from(config.processes) * 1_000_000;
@@ -789,7 +762,7 @@ async fn final_phase(stage: &Stage<'_>, engine: &Arc<FaultEngine>, config: &Work
     let lookup_keys = wants_lookups.then_some(keys.as_slice());
     crate::checks::converge::record(adapter, stage.run_dir, lookup_keys).await;
     if stage.loaded.uses_chaosfs() {
-        merge_chaosfs_logs(engine, cluster, stage.loaded).await;
+        engine.merge_chaosfs_logs(stage.loaded).await;
     }
 }
 
@@ -817,170 +790,11 @@ async fn probe(
         .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))
 }
 
-/// Appends what chaosfs injected in each node (every delayed or failed fsync, every crash) to
-/// faults.jsonl, on the run's clock. Those lines come after the harness's own, each with its time.
-async fn merge_chaosfs_logs(engine: &FaultEngine, cluster: &Cluster, loaded: &LoadedScenario) {
-    let zero_unix = run_zero_unix(engine);
-    for node in cluster.names() {
-        let has_fs = loaded
-            .compose
-            .service(&node)
-            .is_some_and(|s| !s.x_chaos.fs.is_empty());
-        if !has_fs {
-            continue;
-        }
-        let log = match cluster
-            .exec(&node, vec!["cat".into(), "/.chaosfs/faults.jsonl".into()])
-            .await
-        {
-            Ok(log) => log,
-            Err(e) => {
-                tracing::warn!("cannot read the chaosfs log of {node}: {e}");
-                continue;
-            }
-        };
-        for line in log.lines() {
-            let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else {
-                continue;
-            };
-            if !matches!(event["event"].as_str(), Some("inject" | "crash")) {
-                continue;
-            }
-            let time = event["unix_ns"]
-                .as_u64()
-                .unwrap_or(0)
-                .saturating_sub(zero_unix);
-            let fault = event["fault"].as_str().unwrap_or("crash");
-            engine.record_quietly(FaultEvent {
-                time,
-                started: time,
-                step: None,
-                action: format!("fs:{fault}"),
-                phase: "effect",
-                targets: vec![node.clone()],
-                mode: None,
-                grudge: None,
-                trigger: None,
-                outcome: "injected by chaosfs".into(),
-                detail: Some(json!({"path": event["path"], "detail": event["detail"]})),
-                offset: None,
-            });
-        }
-    }
-}
-
-/// The run clock's zero on the wall clock (unix ns), to place times other programs report.
-fn run_zero_unix(engine: &FaultEngine) -> u64 {
-    let now_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos() as u64;
-    now_unix.saturating_sub(engine.recorder.now())
-}
-
-/// Records each node whose program exited though no fault took it down (faults.jsonl action
-/// `exited`, phase `effect`), at the time Docker saw it end, with its exit code and the last
-/// error lines of its log: the `stays-up` check reads them.
-async fn record_self_exits(
-    engine: &FaultEngine,
-    cluster: &Cluster,
-    logs_dir: &Path,
-    seen: &mut BTreeSet<(String, String)>,
-) {
-    let zero_unix = run_zero_unix(engine);
-    for exit in cluster.self_exits().await {
-        // A node still down from an exit already recorded is the same exit.
-        if !seen.insert((exit.node.clone(), exit.finished_at.clone())) {
-            continue;
-        }
-        let time = time::OffsetDateTime::parse(
-            &exit.finished_at,
-            &time::format_description::well_known::Rfc3339,
-        )
-        .map(|t| (t.unix_timestamp_nanos().max(0) as u64).saturating_sub(zero_unix))
-        .unwrap_or_else(|_| engine.recorder.now());
-        let log = std::fs::read_to_string(logs_dir.join(format!("{}.log", exit.node)))
-            .unwrap_or_default();
-        engine.record(FaultEvent {
-            time,
-            started: time,
-            step: None,
-            action: "exited".into(),
-            phase: "effect",
-            targets: vec![exit.node.clone()],
-            mode: None,
-            grudge: None,
-            trigger: None,
-            outcome: format!("exited by itself (exit code {})", exit.exit_code),
-            detail: Some(json!({
-                "exit_code": exit.exit_code,
-                "finished_at": exit.finished_at,
-                "last_errors": last_errors(&log),
-            })),
-            offset: None,
-        });
-    }
-}
-
-/// The lines of a node's log that say why it stopped: the last "Terminating" line and the
-/// exception line after it (a JVM may spend a minute shutting down after it, printing other
-/// errors), then the last ERROR, FATAL or panic lines; the last line when there is none.
-fn last_errors(log: &str) -> Vec<String> {
-    let lines: Vec<&str> = log.lines().collect();
-    let clip = |l: &str| -> String { l.chars().take(400).collect() };
-    let mut found = Vec::new();
-    if let Some(i) = lines.iter().rposition(|l| l.contains("Terminating")) {
-        found.push(clip(lines[i]));
-        if let Some(next) = lines
-            .get(i + 1)
-            .filter(|l| l.contains("Exception") || l.contains("Error"))
-        {
-            found.push(clip(next));
-        }
-    }
-    let mut errors: Vec<String> = lines
-        .iter()
-        .rev()
-        .take(200)
-        .filter(|l| ["ERROR", "FATAL", "panic"].iter().any(|w| l.contains(w)))
-        .filter(|l| !l.contains("Terminating"))
-        .take(2)
-        .map(|l| clip(l))
-        .collect();
-    errors.reverse();
-    found.extend(errors);
-    if found.is_empty() {
-        found.extend(lines.last().map(|l| clip(l)));
-    }
-    found
-}
-
 /// Ends a background task when the run's driver is done with it (on every way out).
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    /// The line that says why the OM went down, and its exception, come first, ahead of the
-    /// errors it printed while shutting down.
-    #[test]
-    fn the_terminating_line_leads_the_last_errors() {
-        let log = "a\nERROR x: Terminating with exit status 2: flush failed\n\
-                   java.lang.IllegalArgumentException: lastApplied: (t:1, i:275) < (t:1, i:470)\n\
-                   \tat y\nINFO z\nERROR om.OzoneManager: OzoneManager stop failed.\n";
-        assert_eq!(
-            super::last_errors(log),
-            [
-                "ERROR x: Terminating with exit status 2: flush failed",
-                "java.lang.IllegalArgumentException: lastApplied: (t:1, i:275) < (t:1, i:470)",
-                "ERROR om.OzoneManager: OzoneManager stop failed.",
-            ]
-        );
-        assert_eq!(super::last_errors("one\ntwo\n"), ["two"]);
     }
 }

@@ -20,8 +20,8 @@ use chaos_s3::{
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::recorder::{JsonlWriter, Recorder};
-use crate::run_folder::Clock;
+use crate::recorder::Recorder;
+use crate::run_folder::{Clock, JsonlWriter};
 use crate::scenario::FencingSpec;
 use crate::workloads::WorkloadConfig;
 
