@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::error::{HarnessError, Result};
 pub use crate::redact::{redact, redact_value};
+use crate::run_folder::{parse_faults, FaultEvent, FAULTS};
 pub use crate::run_folder::{parse_log, Clock, LogLine};
 
 /// OpStatus of an operation.
@@ -101,7 +102,7 @@ pub struct RunFolder {
     pub result: Value,
     pub scenario: String,
     pub ops: Vec<Op>,
-    pub faults: Vec<Value>,
+    pub faults: Vec<FaultEvent>,
     pub logs: Vec<NodeLog>,
     /// Lines of history.jsonl that could not be read.
     pub bad_lines: Vec<usize>,
@@ -141,14 +142,9 @@ pub fn load(dir: &Path) -> Result<RunFolder> {
     };
     let scenario = redact(&read_noting("scenario.yaml").unwrap_or_default());
     let (ops, bad_lines) = parse_history(&read_noting("history.jsonl").unwrap_or_default());
-    let faults = read_noting("faults.jsonl")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|mut v| {
-            redact_value(&mut v);
-            v
-        })
+    let faults = parse_faults(&read_noting(FAULTS).unwrap_or_default())
+        .into_iter()
+        .map(FaultEvent::redacted)
         .collect();
     let logs = read_logs(dir);
     Ok(RunFolder {

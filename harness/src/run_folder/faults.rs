@@ -137,7 +137,7 @@ impl FaultEvent {
         if let Some(grudge) = &mut self.grudge {
             *grudge = std::mem::take(grudge)
                 .into_iter()
-                .map(|(node, from)| (redact(&node), from.iter().map(|n| redact(n)).collect()))
+                .map(|(node, from)| (node, from.iter().map(|n| redact(n)).collect()))
                 .collect();
         }
         if let Some(detail) = &mut self.detail {
