@@ -1,4 +1,5 @@
-//! Reading a run folder back: every command that reads one (check, report, replay, shrink)
+//! The run folder's files, their types and their writes and reads (faults.jsonl in faults.rs,
+//! observed.jsonl here). Every command that reads one back (check, report, replay, shrink)
 //! reads only files inside it (a symbolic link that leads out is refused), of a bounded size,
 //! and says which file and why when it cannot.
 
