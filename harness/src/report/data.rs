@@ -14,7 +14,7 @@ use regex::Regex;
 
 use super::load::RunFolder;
 
-/// Processes numbered from here on are the final reads (run.rs: `processes × 1,000,000`).
+/// Processes numbered from here on are the final reads (run/drive.rs: `processes × 1,000,000`).
 const FINAL_READS: u64 = 1_000_000;
 
 /// The workload's processes as the scenario sets them (`processes: 4`), if it says.
