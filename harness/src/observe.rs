@@ -8,8 +8,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::faults::FaultEngine;
-use crate::recorder::JsonlWriter;
-use crate::run_folder::Observed;
+use crate::run_folder::{JsonlWriter, Observed};
 use crate::scenario::{Precondition, ProbePredicate};
 use crate::systems::{self, SystemAdapter};
 

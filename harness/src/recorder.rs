@@ -1,9 +1,6 @@
-//! Recording as things happen: history.jsonl (every operation's invocation and completion) and
-//! faults.jsonl (every fault and its undo). Each line is flushed at once, so a harness that dies
-//! leaves a history that can still be checked.
+//! Recording as things happen: history.jsonl (every operation's invocation and completion). Each
+//! line is flushed at once, so a harness that dies leaves a history that can still be checked.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -13,40 +10,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
+use crate::run_folder::JsonlWriter;
 use crate::systems::{Operation, Outcome};
-
-/// A JSON-lines file written one flushed line at a time.
-pub struct JsonlWriter {
-    file: Mutex<BufWriter<File>>,
-}
-
-impl JsonlWriter {
-    pub fn create(path: &Path) -> std::io::Result<Self> {
-        Ok(JsonlWriter {
-            file: Mutex::new(BufWriter::new(File::create(path)?)),
-        })
-    }
-
-    /// Adds to a file an earlier phase of the run began.
-    pub fn append(path: &Path) -> std::io::Result<Self> {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
-        Ok(JsonlWriter {
-            file: Mutex::new(BufWriter::new(file)),
-        })
-    }
-
-    pub fn write(&self, value: &impl Serialize) {
-        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        // A full disk must not stop the run; the check will then see a short history.
-        if serde_json::to_writer(&mut *file, value).is_ok() {
-            let _ = file.write_all(b"\n");
-            let _ = file.flush();
-        }
-    }
-}
 
 pub struct Recorder {
     history: JsonlWriter,
@@ -221,36 +186,6 @@ fn op_value(op: &Operation) -> &Value {
         "read" | "final-read" => &Value::Null,
         _ => &op.value,
     }
-}
-
-/// One line of faults.jsonl.
-#[derive(Debug, Clone, Serialize)]
-pub struct FaultEvent {
-    /// Nanoseconds since the run began, when the action completed.
-    pub time: u64,
-    /// When the action was started, same clock.
-    pub started: u64,
-    /// Index of the scenario's fault step; absent for the final heal.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub step: Option<usize>,
-    pub action: String,
-    /// apply, undo (after `for:`), then (a follow-up), final-heal.
-    pub phase: &'static str,
-    pub targets: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mode: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grudge: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trigger: Option<String>,
-    /// "ok", or what went wrong.
-    pub outcome: String,
-    /// What a fault did to one request (the proxy's lost replies), for "applied, reply lost".
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<Value>,
-    /// clock-skew, restore-clock: the node's wall-clock offset from then on (`+70s`, `+0s`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub offset: Option<String>,
 }
 
 #[cfg(test)]

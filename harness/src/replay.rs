@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{HarnessError, Result};
 use crate::faults::kinds::{Action, PARAMS};
+use crate::run_folder::{read_faults, FaultEvent, Grudge, Phase};
 use crate::scenario::units::{format_duration, parse_duration};
 
 /// The keys of a recorded step a concrete firing of `action` keeps as they are: the parameters
@@ -53,7 +54,7 @@ pub struct ConcreteStep {
     pub mode: Option<String>,
     /// Who dropped packets from whom (partitions other than `isolate`, whose sides were drawn).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub grudge: Option<Value>,
+    pub grudge: Option<Grudge>,
     /// How long until the undo (`for:`).
     #[serde(with = "opt_duration_text", skip_serializing_if = "Option::is_none")]
     pub hold: Option<Duration>,
@@ -116,7 +117,7 @@ impl ConcreteStep {
             out.push_str(&format!("    mode: {mode}\n"));
         }
         if let Some(grudge) = &self.grudge {
-            out.push_str(&format!("    grudge: {}\n", j(grudge)));
+            out.push_str(&format!("    grudge: {}\n", j(&json!(grudge))));
         }
         if let Some(hold) = self.hold {
             out.push_str(&format!("    for: {}\n", format_duration(hold)));
@@ -253,11 +254,7 @@ impl RecordedRun {
                  run is from an older chaos), so there is no schedule to replay",
             ));
         };
-        let faults = crate::run_folder::read_optional(dir, "faults.jsonl").unwrap_or_default();
-        let events: Vec<Value> = faults
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
+        let events = read_faults(dir);
 
         let text = restore_credentials(&recorded, &scenario_path, dir)?;
         let value: Value = serde_saphyr::from_str(&text)
@@ -474,7 +471,7 @@ fn restore_credentials(recorded: &str, scenario_path: &Path, dir: &Path) -> Resu
 /// step in faults.jsonl is its plan's k-th firing (a skipped one did nothing and is left out).
 fn concrete_steps(
     plan: &Value,
-    events: &[Value],
+    events: &[FaultEvent],
     scenario: &Value,
     workload_started: u64,
 ) -> std::result::Result<Vec<ConcreteStep>, String> {
@@ -486,38 +483,28 @@ fn concrete_steps(
         let firings = plan_step["firings"].as_array().cloned().unwrap_or_default();
         let applies = events
             .iter()
-            .filter(|e| e["step"].as_u64() == Some(i as u64) && e["phase"] == "apply");
+            .filter(|e| e.step == Some(i) && e.phase == Phase::Apply);
         for (k, (event, firing)) in applies.zip(&firings).enumerate() {
-            let outcome = event["outcome"].as_str().unwrap_or_default();
-            if outcome.starts_with("skipped") {
+            if event.outcome.starts_with("skipped") {
                 continue;
             }
-            let started = event["started"]
-                .as_u64()
-                .ok_or("a fault event has no time")?;
             let duration = |v: &Value| v.as_str().and_then(|t| parse_duration(t).ok());
             let mode = firing["mode"].as_str().map(str::to_string);
             let action = firing["action"]
                 .as_str()
-                .or(event["action"].as_str())
-                .unwrap_or_default()
+                .unwrap_or(&event.action)
                 .to_string();
             out.push(ConcreteStep {
                 step: i,
                 firing: k,
-                at: Duration::from_nanos(started.saturating_sub(workload_started)),
+                at: Duration::from_nanos(event.started.saturating_sub(workload_started)),
                 params: copied_params(&scenario["faults"][i], &action),
                 action,
-                targets: event["targets"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|t| t.as_str().map(str::to_string))
-                    .collect(),
+                targets: event.targets.clone(),
                 // An isolated node's sides follow from its name; other modes drew theirs.
-                grudge: event["grudge"]
-                    .is_object()
-                    .then(|| event["grudge"].clone())
+                grudge: event
+                    .grudge
+                    .clone()
                     .filter(|_| mode.as_deref() != Some("isolate")),
                 mode,
                 hold: duration(&firing["hold"]),
@@ -525,10 +512,10 @@ fn concrete_steps(
                     let after = firing["then"]["after"].as_str().unwrap_or("0s");
                     (a.to_string(), after.to_string())
                 }),
-                offset: event["offset"]
-                    .as_str()
-                    .or(firing["offset"].as_str())
-                    .map(str::to_string),
+                offset: event
+                    .offset
+                    .clone()
+                    .or_else(|| firing["offset"].as_str().map(str::to_string)),
             });
         }
     }
@@ -655,7 +642,7 @@ mod tests {
         assert_eq!(out, "cluster: {}\nseed: 1\n");
     }
 
-    fn recorded() -> (Value, Vec<Value>, Value) {
+    fn recorded() -> (Value, Vec<FaultEvent>, Value) {
         let plan = json!({"seed": 1, "steps": [
             {"step": 0, "trigger": "every 2s..3s", "firings": [
                 {"at": "2s", "action": "partition", "mode": "halves", "hold": "1500ms", "choice": 1},
@@ -665,16 +652,17 @@ mod tests {
                 {"action": "clock-skew", "offset": "+90s", "then": {"action": "restore-clock", "after": "5s"}, "choice": 4}]},
         ]});
         let ns = |s: f64| (s * 1e9) as u64;
-        let events = vec![
-            json!({"time": ns(3.0), "started": ns(3.0), "step": 0, "action": "partition", "phase": "apply",
+        let events = serde_json::from_value(json!([
+            {"time": ns(3.0), "started": ns(3.0), "step": 0, "action": "partition", "phase": "apply",
                    "targets": ["n2"], "mode": "halves", "outcome": "ok",
-                   "grudge": {"n1": [], "n2": ["n1", "n3"], "n3": ["n2"]}}),
-            json!({"time": ns(4.6), "started": ns(4.5), "step": 0, "action": "heal", "phase": "undo", "targets": ["n2"], "outcome": "ok"}),
-            json!({"time": ns(5.6), "started": ns(5.5), "step": 0, "action": "kill", "phase": "apply", "targets": [], "outcome": "skipped: no node"}),
-            json!({"time": ns(6.0), "started": ns(5.9), "step": 1, "action": "clock-skew", "phase": "apply", "targets": ["n3"], "outcome": "ok", "offset": "+90s"}),
-            json!({"time": ns(8.1), "started": ns(8.0), "step": 0, "action": "pause", "phase": "apply", "targets": ["n1"], "outcome": "ok"}),
-            json!({"time": ns(9.0), "started": ns(9.0), "action": "heal", "phase": "final-heal", "targets": [], "outcome": "ok"}),
-        ];
+                   "grudge": {"n1": [], "n2": ["n1", "n3"], "n3": ["n2"]}},
+            {"time": ns(4.6), "started": ns(4.5), "step": 0, "action": "heal", "phase": "undo", "targets": ["n2"], "outcome": "ok"},
+            {"time": ns(5.6), "started": ns(5.5), "step": 0, "action": "kill", "phase": "apply", "targets": [], "outcome": "skipped: no node"},
+            {"time": ns(6.0), "started": ns(5.9), "step": 1, "action": "clock-skew", "phase": "apply", "targets": ["n3"], "outcome": "ok", "offset": "+90s"},
+            {"time": ns(8.1), "started": ns(8.0), "step": 0, "action": "pause", "phase": "apply", "targets": ["n1"], "outcome": "ok"},
+            {"time": ns(9.0), "started": ns(9.0), "action": "heal", "phase": "final-heal", "targets": [], "outcome": "ok"},
+        ]))
+        .unwrap();
         let scenario = json!({"faults": [
             {"every": "2s..3s", "do": ["partition", "kill", "pause"], "for": "1s..2s"},
             {"on": {"log": {"regex": "x"}}, "do": "clock-skew", "offset": "+60s..+90s", "optional": true}]});
@@ -694,7 +682,10 @@ mod tests {
                 "7s pause n1 for 1s"
             ]
         );
-        assert_eq!(steps[0].grudge.as_ref().unwrap()["n2"], json!(["n1", "n3"]));
+        assert_eq!(
+            json!(steps[0].grudge.as_ref().unwrap()["n2"]),
+            json!(["n1", "n3"])
+        );
         assert_eq!(steps[1].params["optional"], json!(true));
         // The skipped kill (firing 2 of step 0) is not replayed; the pause is firing 3.
         assert_eq!((steps[2].step, steps[2].firing), (0, 2));

@@ -65,14 +65,6 @@ fn json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
 /// Containers, networks and volumes carrying a run's label, as the docker CLI sees them.
 fn labelled(run_id: &str) -> Vec<String> {
     let filter = format!("label=chaos.run={run_id}");
@@ -132,12 +124,10 @@ fn register_faults_passes_with_every_fault_kind() {
     assert_eq!(result["verdict"], "ok");
     let completed = result["stats"]["ok"].as_u64().unwrap();
     assert!(completed >= 1000, "only {completed} operations completed");
-    let faults = lines(&folder.join("faults.jsonl"));
+    let faults = chaos::run_folder::read_faults(&folder);
     for kind in ["kill", "pause", "partition"] {
         assert!(
-            faults
-                .iter()
-                .any(|f| f["action"] == kind && f["phase"] == "apply" && f["outcome"] == "ok"),
+            faults.iter().any(|f| f.action == kind && f.applied()),
             "no successful {kind} in faults.jsonl"
         );
     }

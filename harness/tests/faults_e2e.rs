@@ -10,7 +10,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use common::{lines, result};
+use chaos::run_folder::{read_faults, FaultEvent, Phase};
+use common::result;
 use serde_json::Value;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -21,8 +22,8 @@ fn play(scenario: &str) -> (i32, PathBuf) {
     (output.status.code().unwrap_or(-1), run)
 }
 
-fn faults(run: &Path) -> Vec<Value> {
-    lines(run, "faults.jsonl")
+fn faults(run: &Path) -> Vec<FaultEvent> {
+    read_faults(run)
 }
 
 #[test]
@@ -42,7 +43,7 @@ fn redis_without_fsync_loses_acknowledged_writes_in_a_crash() {
     );
     assert!(faults(&run)
         .iter()
-        .any(|f| f["action"] == "fs:crash" && f["phase"] == "effect"));
+        .any(|f| f.action == "fs:crash" && f.phase == Phase::Effect));
 }
 
 #[test]
@@ -55,7 +56,7 @@ fn redis_with_fsync_always_keeps_every_acknowledged_write() {
     // The crash really happened and really dropped what was not fsynced.
     assert!(faults(&run)
         .iter()
-        .any(|f| f["action"] == "crash" && f["phase"] == "apply" && f["outcome"] == "ok"));
+        .any(|f| f.action == "crash" && f.applied()));
     assert!(r["checks"][0]["detail"]["acknowledged"].as_u64().unwrap() > 1000);
 }
 
@@ -82,7 +83,7 @@ fn etcd_stays_linearizable_with_a_slow_fsync_leader_and_latency_shows_it() {
     );
     let injected = faults(&run)
         .iter()
-        .filter(|f| f["action"] == "fs:fsync-delay")
+        .filter(|f| f.action == "fs:fsync-delay")
         .count();
     assert!(injected >= 20, "{injected} delayed fsyncs recorded");
 }
@@ -97,7 +98,7 @@ fn etcd_survives_crashes_that_drop_unsynced_data() {
     );
     let crashes = faults(&run)
         .iter()
-        .filter(|f| f["action"] == "crash" && f["phase"] == "apply" && f["outcome"] == "ok")
+        .filter(|f| f.action == "crash" && f.applied())
         .count();
     assert_eq!(crashes, 3);
 }
@@ -107,13 +108,14 @@ fn a_lost_reply_makes_the_retry_answer_already_exists() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (code, run) = play("scenarios/etcd/lost-reply-retry.yaml");
     assert_eq!(code, 1);
-    let lost: Vec<Value> = faults(&run)
+    let lost: Vec<FaultEvent> = faults(&run)
         .into_iter()
-        .filter(|f| f["action"] == "lose-reply" && f["phase"] == "effect")
+        .filter(|f| f.action == "lose-reply" && f.phase == Phase::Effect)
         .collect();
     assert!(!lost.is_empty());
     // The dropped reply said the create succeeded...
-    let dropped = lost[0]["detail"]["dropped_reply"].as_str().unwrap();
+    let detail = lost[0].detail.clone().unwrap_or_default();
+    let dropped = detail["dropped_reply"].as_str().unwrap();
     assert!(dropped.contains("\"succeeded\":true"), "{dropped}");
     // ...and the client was told, after resending, that the key already existed.
     let history = std::fs::read_to_string(run.join("history.jsonl")).unwrap();
@@ -211,11 +213,11 @@ fn redis_time_follows_the_clock_skew_and_comes_back_to_true_time() {
 
     let run = common::run_folder(&out);
     let events = faults(&run);
-    let offsets: Vec<&str> = events.iter().filter_map(|f| f["offset"].as_str()).collect();
+    let offsets: Vec<&str> = events.iter().filter_map(|f| f.offset.as_deref()).collect();
     assert_eq!(offsets, ["+3600s", "+0s", "-30s", "+0s"], "{events:?}");
-    assert!(events.iter().all(|f| f["outcome"] == "ok"));
+    assert!(events.iter().all(FaultEvent::ok));
     assert_eq!(
-        events[0]["detail"]["processes"]["redis1"][0],
+        events[0].detail.clone().unwrap_or_default()["processes"]["redis1"][0],
         "1 redis-server"
     );
 }
@@ -235,16 +237,16 @@ fn an_armed_step_ignores_lines_printed_before_its_earlier_step_is_over() {
     let (code, run) = play("harness/tests/fixtures/etcd-armed-after.yaml");
     assert_eq!(code, 0, "{run:?}");
     let events = faults(&run);
-    let seconds = |f: &Value, key: &str| f[key].as_u64().unwrap() as f64 / 1e9;
-    let event = |step: u64, phase: &str| {
+    let seconds = |ns: u64| ns as f64 / 1e9;
+    let event = |step: usize, phase: Phase| {
         events
             .iter()
-            .find(|f| f["step"] == step && f["phase"] == phase && f["outcome"] == "ok")
+            .find(|f| f.step == Some(step) && f.phase == phase && f.ok())
             .unwrap_or_else(|| panic!("step {step} {phase} in {events:#?}"))
     };
     let (killed, restarted) = (
-        seconds(event(0, "apply"), "started"),
-        seconds(event(0, "undo"), "time"),
+        seconds(event(0, Phase::Apply).started),
+        seconds(event(0, Phase::Undo).time),
     );
     // The leader step 0 killed was replaced while step 0 was in force: the line came, too early.
     let early: Vec<f64> = ["etcd1", "etcd2", "etcd3"]
@@ -256,17 +258,18 @@ fn an_armed_step_ignores_lines_printed_before_its_earlier_step_is_over() {
         !early.is_empty(),
         "an election between {killed} s and {restarted} s"
     );
-    let armed = event(1, "apply");
+    let armed = event(1, Phase::Apply);
     assert!(
-        seconds(armed, "started") > restarted,
+        seconds(armed.started) > restarted,
         "step 1 fired at {} s, before step 0 was over at {restarted} s (lines at {early:?})",
-        seconds(armed, "started")
+        seconds(armed.started)
     );
     assert!(
-        armed["trigger"]
-            .as_str()
+        armed
+            .trigger
+            .as_deref()
             .unwrap()
             .contains("once step 0 is over"),
-        "{armed}"
+        "{armed:?}"
     );
 }

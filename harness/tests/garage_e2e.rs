@@ -136,12 +136,10 @@ fn register_faults_on_garage_complete_with_a_checkable_history() {
         "final reads (processes from 9000000) were made; whether Garage answers them depends on \
          whether its nodes reconnected"
     );
-    let faults = lines(&run, "faults.jsonl");
+    let faults = chaos::run_folder::read_faults(&run);
     for kind in ["kill", "pause", "partition"] {
         assert!(
-            faults
-                .iter()
-                .any(|f| f["action"] == kind && f["phase"] == "apply" && f["outcome"] == "ok"),
+            faults.iter().any(|f| f.action == kind && f.applied()),
             "a {kind} in faults.jsonl"
         );
     }

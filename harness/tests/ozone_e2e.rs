@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::process::Command;
 use std::sync::Mutex;
 
+use chaos::run_folder::{read_faults, FaultEvent, Phase};
 use common::{lines, play, repo, result};
 use serde_json::Value;
 
@@ -71,13 +72,13 @@ fn retry_after_restart_answers_an_acknowledged_rename_key_already_exists() {
     // In history.jsonl: a rename answered OK before every OM restarted, and the very same call
     // (client id and call id) sent again after the restart and answered "already exists".
     let history = lines(&run, "history.jsonl");
-    let restart = lines(&run, "faults.jsonl")
+    let restart = read_faults(&run)
         .into_iter()
-        .find(|f| f["action"] == "restart" && f["phase"] == "apply")
+        .find(|f| f.action == "restart" && f.phase == Phase::Apply)
         .expect("the restart of every OM is in faults.jsonl");
-    assert_eq!(restart["outcome"], "ok", "{restart}");
-    assert_eq!(restart["targets"], serde_json::json!(["om1", "om2", "om3"]));
-    let restarted_at = restart["time"].as_u64().unwrap();
+    assert!(restart.ok(), "{restart:?}");
+    assert_eq!(restart.targets, ["om1", "om2", "om3"]);
+    let restarted_at = restart.time;
     let calls = answers_by_call(&history);
     let pairs: Vec<_> = calls
         .values()
@@ -280,10 +281,10 @@ fn assert_the_files_stayed_open_on(run: &std::path::Path, odd: &str) {
 }
 
 /// The first event of faults.jsonl that applied `action`.
-fn first_applied<'a>(faults: &'a [Value], action: &str) -> &'a Value {
+fn first_applied<'a>(faults: &'a [FaultEvent], action: &str) -> &'a FaultEvent {
     faults
         .iter()
-        .find(|f| f["action"] == action && f["outcome"] == "ok")
+        .find(|f| f.action == action && f.ok())
         .unwrap_or_else(|| panic!("no {action} applied: {faults:?}"))
 }
 
@@ -299,12 +300,12 @@ fn recover_lease_diverges_on_the_follower_paused_past_the_soft_limit() {
         &[],
     );
     assert_eq!(output.status.code(), Some(1));
-    let faults = lines(&run, "faults.jsonl");
+    let faults = read_faults(&run);
     let pause = first_applied(&faults, "pause");
-    let paused = pause["targets"][0].as_str().unwrap();
-    assert!(faults.iter().any(|f| f["action"] == "transfer-leader"
-        && f["outcome"] == "ok"
-        && f["targets"][0] == paused));
+    let paused = pause.targets[0].as_str();
+    assert!(faults
+        .iter()
+        .any(|f| f.action == "transfer-leader" && f.ok() && f.targets[0] == paused));
     assert_the_files_stayed_open_on(&run, paused);
 }
 
@@ -320,17 +321,18 @@ fn recover_lease_diverges_on_the_follower_whose_clock_runs_ahead() {
         &[],
     );
     assert_eq!(output.status.code(), Some(1));
-    let faults = lines(&run, "faults.jsonl");
+    let faults = read_faults(&run);
     let skew = first_applied(&faults, "clock-skew");
-    assert_eq!(skew["offset"], "+90s");
-    let skewed = skew["targets"][0].as_str().unwrap();
-    let processes = skew["detail"]["processes"][skewed].as_array().unwrap();
+    assert_eq!(skew.offset.as_deref(), Some("+90s"));
+    let skewed = skew.targets[0].as_str();
+    let detail = skew.detail.clone().unwrap_or_default();
+    let processes = detail["processes"][skewed].as_array().unwrap();
     assert!(
         processes
             .iter()
             .any(|p| p.as_str().unwrap().ends_with(" java")),
         "libfaketime is in the OM's JVM: {processes:?}"
     );
-    assert!(!faults.iter().any(|f| f["action"] == "pause"));
+    assert!(!faults.iter().any(|f| f.action == "pause"));
     assert_the_files_stayed_open_on(&run, skewed);
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{json, lines, out_dir, play, repo};
+use common::{json, out_dir, play, repo};
 use serde_json::Value;
 
 fn chaos(args: &[&str]) -> Output {
@@ -31,18 +31,12 @@ fn applied(run: &Path) -> Vec<(f64, String, Vec<String>)> {
     let start = json(run, "result.json")["workload_started_ns"]
         .as_u64()
         .unwrap();
-    lines(run, "faults.jsonl")
-        .iter()
-        .filter(|e| e["phase"] == "apply" && e["outcome"] == "ok")
+    chaos::run_folder::read_faults(run)
+        .into_iter()
+        .filter(|e| e.applied())
         .map(|e| {
-            let targets = e["targets"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| t.as_str().unwrap().to_string())
-                .collect();
-            let at = (e["started"].as_u64().unwrap() - start) as f64 / 1e9;
-            (at, e["action"].as_str().unwrap().to_string(), targets)
+            let at = (e.started - start) as f64 / 1e9;
+            (at, e.action, e.targets)
         })
         .collect()
 }

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use checker::history::{History, Status};
 use serde_json::{json, Value};
 
+use crate::run_folder::{FaultEvent, Phase};
 use crate::scenario::CheckSpec;
 
 /// Linearizability: at least this many operations completed ok (`min-ops`).
@@ -169,18 +170,18 @@ pub fn hold(result: &mut Value, spec: &CheckSpec, history: &History) {
 /// The faults a run's verdict rests on: every step of plan.json must have applied at least once
 /// (an `apply` with outcome ok in faults.jsonl), unless the scenario marked it `optional`. A
 /// check of its own, `unknown` when a step never fired or never applied; None without steps.
-pub fn fault_steps(plan: &Value, faults: &[Value]) -> Option<Value> {
+pub fn fault_steps(plan: &Value, faults: &[FaultEvent]) -> Option<Value> {
     let steps = plan["steps"].as_array().filter(|s| !s.is_empty())?;
     let mut applied_steps = 0;
     let mut missing = Vec::new();
     let mut per_step = Vec::new();
     for step in steps {
         let n = step["step"].as_u64();
-        let applies: Vec<&Value> = faults
+        let applies: Vec<&FaultEvent> = faults
             .iter()
-            .filter(|f| f["step"].as_u64() == n && f["phase"] == "apply")
+            .filter(|f| f.step.map(|s| s as u64) == n && f.phase == Phase::Apply)
             .collect();
-        let applied = applies.iter().filter(|f| f["outcome"] == "ok").count();
+        let applied = applies.iter().filter(|f| f.ok()).count();
         let optional = step["optional"].as_bool().unwrap_or(false);
         let what = format!(
             "step {} ({} {})",
@@ -196,7 +197,7 @@ pub fn fault_steps(plan: &Value, faults: &[Value]) -> Option<Value> {
                 Some(f) => format!(
                     "{what} fired {} time(s) but never applied ({})",
                     applies.len(),
-                    f["outcome"].as_str().unwrap_or("no outcome")
+                    f.outcome
                 ),
             });
         }
@@ -325,11 +326,12 @@ mod tests {
             {"step": 2, "trigger": "at 5s", "firings": [{"action": "pause"}], "optional": true},
             {"step": 3, "trigger": "at 20s", "firings": [{"action": "kill"}]},
         ]});
-        let faults = vec![
-            json!({"step": 0, "phase": "apply", "outcome": "ok"}),
-            json!({"step": 0, "phase": "undo", "outcome": "ok"}),
-            json!({"step": 3, "phase": "apply", "outcome": "skipped: no node has role leader"}),
-        ];
+        let events = |lines: Value| -> Vec<FaultEvent> { serde_json::from_value(lines).unwrap() };
+        let faults = events(json!([
+            {"step": 0, "phase": "apply", "outcome": "ok"},
+            {"step": 0, "phase": "undo", "outcome": "ok"},
+            {"step": 3, "phase": "apply", "outcome": "skipped: no node has role leader"},
+        ]));
         let check = fault_steps(&plan, &faults).unwrap();
         assert_eq!(check["verdict"], "unknown");
         assert_eq!(
@@ -337,11 +339,11 @@ mod tests {
             "not enough to check: 1 of 4 fault steps applied; step 1 (pause on log om3 /x/) never fired; \
              step 3 (kill at 20s) fired 1 time(s) but never applied (skipped: no node has role leader)"
         );
-        let all = vec![
-            json!({"step": 1, "phase": "apply", "outcome": "ok"}),
-            json!({"step": 0, "phase": "apply", "outcome": "ok"}),
-            json!({"step": 3, "phase": "apply", "outcome": "ok"}),
-        ];
+        let all = events(json!([
+            {"step": 1, "phase": "apply", "outcome": "ok"},
+            {"step": 0, "phase": "apply", "outcome": "ok"},
+            {"step": 3, "phase": "apply", "outcome": "ok"},
+        ]));
         let check = fault_steps(&plan, &all).unwrap();
         assert_eq!(check["verdict"], "ok");
         assert_eq!(check["summary"], "3 of 4 fault steps applied");

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use crate::error::{HarnessError, Result};
 use crate::faults::kinds::Action;
 use crate::faults::log::Window;
-use crate::run_folder::Clock;
+use crate::run_folder::{parse_faults, read_faults, Clock, FaultEvent, Phase, FAULTS};
 use crate::scenario::{self, CheckSpec};
 use witness::Witness;
 
@@ -79,16 +79,15 @@ fn linearizable(
 /// itself, with its exit code, the time (from the workload's start) and the last error lines of
 /// its log.
 pub fn stays_up(run_dir: &Path, clock: Clock) -> Value {
-    let Some(text) = crate::run_folder::read_optional(run_dir, "faults.jsonl") else {
+    let Some(text) = crate::run_folder::read_optional(run_dir, FAULTS) else {
         return json!({
             "name": "stays-up", "check": "stays-up", "verdict": "unknown",
             "summary": "stays-up: faults.jsonl is missing or unreadable",
         });
     };
-    let exits: Vec<Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|f| f["action"] == "exited")
+    let exits: Vec<FaultEvent> = parse_faults(&text)
+        .into_iter()
+        .filter(|f| f.action == "exited")
         .collect();
     if exits.is_empty() {
         return json!({
@@ -100,8 +99,9 @@ pub fn stays_up(run_dir: &Path, clock: Clock) -> Value {
     let sentences: Vec<String> = exits
         .iter()
         .map(|f| {
+            let detail = f.detail.clone().unwrap_or_default();
             // The line that says it is going down, else the last error.
-            let errors: Vec<String> = f["detail"]["last_errors"]
+            let errors: Vec<String> = detail["last_errors"]
                 .as_array()
                 .map(|l| {
                     l.iter()
@@ -117,9 +117,9 @@ pub fn stays_up(run_dir: &Path, clock: Clock) -> Value {
             };
             format!(
                 "{} exited by itself at {} (exit code {}): {}",
-                f["targets"][0].as_str().unwrap_or("?"),
-                clock.at(f["time"].as_u64().unwrap_or(0)),
-                f["detail"]["exit_code"],
+                f.targets.first().map_or("?", String::as_str),
+                clock.at(f.time),
+                detail["exit_code"],
                 why.trim()
             )
         })
@@ -464,14 +464,6 @@ fn write_result(run_dir: &Path, result: &Value) -> Result<()> {
         .map_err(|e| HarnessError::infra(format!("cannot write result.json: {e}")))
 }
 
-pub fn read_faults(run_dir: &Path) -> Vec<Value> {
-    crate::run_folder::read_optional(run_dir, "faults.jsonl")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
 /// A run's time base: its workload's start (`workload_started_ns` of its meta or result.json),
 /// else its first operation's invocation.
 fn run_clock(meta: &Value, history: &History) -> Clock {
@@ -480,7 +472,7 @@ fn run_clock(meta: &Value, history: &History) -> Clock {
 
 /// Counts per operation kind and outcome, latency percentiles of completed operations, and
 /// faults by kind; the fault windows in seconds from the workload's start (`clock`).
-pub fn statistics(history: &History, faults: &[Value], clock: Clock) -> Value {
+pub fn statistics(history: &History, faults: &[FaultEvent], clock: Clock) -> Value {
     let mut counts: BTreeMap<String, BTreeMap<&str, u64>> = BTreeMap::new();
     let mut latencies: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for op in &history.ops {
@@ -519,12 +511,8 @@ pub fn statistics(history: &History, faults: &[Value], clock: Clock) -> Value {
     }
     let latency = percentiles(latencies);
     let mut fault_counts: BTreeMap<String, u64> = BTreeMap::new();
-    for f in faults {
-        if f["phase"] == "apply" && f["outcome"] == "ok" {
-            *fault_counts
-                .entry(f["action"].as_str().unwrap_or("?").to_string())
-                .or_default() += 1;
-        }
+    for f in faults.iter().filter(|f| f.applied()) {
+        *fault_counts.entry(f.action.clone()).or_default() += 1;
     }
     let completed = history
         .ops
@@ -563,39 +551,29 @@ fn percentiles(latencies: BTreeMap<String, Vec<u64>>) -> BTreeMap<String, Value>
 }
 
 /// When faults were in force: each applied step's action until its undo (or the final heal).
-fn fault_windows(faults: &[Value]) -> Vec<(u64, u64)> {
-    let end = faults
-        .iter()
-        .filter(|f| f["phase"] == "final-heal")
-        .filter_map(|f| f["time"].as_u64())
-        .min()
-        .unwrap_or(u64::MAX);
+fn fault_windows(faults: &[FaultEvent]) -> Vec<(u64, u64)> {
+    let end = crate::faults::log::final_heal_time(faults).unwrap_or(u64::MAX);
     let mut windows = Vec::new();
     for (i, f) in faults.iter().enumerate() {
-        if f["phase"] != "apply" || f["outcome"] != "ok" {
+        if !f.applied() {
             continue;
         }
-        let Some(start) = f["started"].as_u64() else {
-            continue;
-        };
         let undo = faults[i + 1..]
             .iter()
-            .find(|u| u["phase"] == "undo" && u["step"] == f["step"])
-            .and_then(|u| u["time"].as_u64());
+            .find(|u| u.phase == Phase::Undo && u.step == f.step)
+            .map(|u| u.time);
         // One-shot actions (kill, crash, restart) count until the node is back: their next
         // step event or a short grace period.
         let stop = undo.unwrap_or_else(|| {
-            let ends_when_back = f["action"]
-                .as_str()
-                .and_then(Action::named)
-                .is_some_and(|a| a.fault().ends_when_back());
+            let ends_when_back =
+                Action::named(&f.action).is_some_and(|a| a.fault().ends_when_back());
             if ends_when_back {
-                f["time"].as_u64().unwrap_or(start) + 5_000_000_000
+                f.time + 5_000_000_000
             } else {
                 end
             }
         });
-        windows.push((start, stop.min(end)));
+        windows.push((f.started, stop.min(end)));
     }
     windows
 }

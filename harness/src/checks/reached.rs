@@ -10,9 +10,9 @@ use std::path::Path;
 use checker::{History, Operation, Status, Verdict};
 use regex::Regex;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::error::{EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION};
+use crate::run_folder::{FaultEvent, Phase};
 use crate::scenario::{OpFilter, OutcomeFilter, Precondition, PredicateKind};
 
 /// One predicate's outcome, as result.json keeps it.
@@ -113,44 +113,32 @@ pub struct StepTimes {
 }
 
 impl StepTimes {
-    pub fn from_faults(faults: &[Value]) -> StepTimes {
+    pub fn from_faults(faults: &[FaultEvent]) -> StepTimes {
         let mut t = StepTimes::default();
-        let ok = |f: &Value| f["outcome"] == "ok";
         for f in faults {
-            let (Some(step), Some(time)) = (f["step"].as_u64(), f["time"].as_u64()) else {
+            let Some(step) = f.step else {
                 continue;
             };
-            let step = step as usize;
+            let time = f.time;
             let over = t.over.entry(step).or_insert(0);
             *over = (*over).max(time);
-            match f["phase"].as_str() {
-                Some("apply") if ok(f) => {
+            match f.phase {
+                Phase::Apply if f.ok() => {
                     t.applied.entry(step).or_insert(time);
                     t.windows.entry(step).or_default().push((time, u64::MAX));
-                    t.labels.entry(step).or_insert_with(|| {
-                        let targets: Vec<&str> = f["targets"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .filter_map(Value::as_str)
-                            .collect();
-                        format!(
-                            "{} {}",
-                            f["action"].as_str().unwrap_or("?"),
-                            targets.join(", ")
-                        )
-                    });
+                    t.labels
+                        .entry(step)
+                        .or_insert_with(|| format!("{} {}", f.action, f.targets.join(", ")));
                 }
-                Some("undo") if ok(f) => {
+                Phase::Undo if f.ok() => {
                     t.undone.entry(step).or_insert(time);
                     if let Some(w) = t.windows.get_mut(&step).and_then(|w| w.last_mut()) {
                         w.1 = w.1.min(time);
                     }
                 }
-                Some("ready") => {
-                    let outcome = f["outcome"].as_str().unwrap_or_default().to_string();
-                    let answering = outcome.starts_with("answering again");
-                    t.ready.insert(step, (time, answering, outcome));
+                Phase::Ready => {
+                    let answering = f.outcome.starts_with("answering again");
+                    t.ready.insert(step, (time, answering, f.outcome.clone()));
                 }
                 _ => {}
             }
@@ -559,6 +547,7 @@ fn clip(text: &str) -> String {
 mod tests {
     use super::*;
     use indexmap::IndexMap;
+    use serde_json::Value;
     use serde_saphyr::Spanned;
 
     /// A run folder as a run writes it: the workload began at 10 s of the run clock; step 0
@@ -671,7 +660,7 @@ mod tests {
         let evidence = Evidence {
             run_dir: dir,
             history: &history,
-            steps: StepTimes::from_faults(&crate::checks::read_faults(dir)),
+            steps: StepTimes::from_faults(&crate::run_folder::read_faults(dir)),
             workload_started: 10_000_000_000,
         };
         evaluate(&preconditions, &evidence)

@@ -1,10 +1,8 @@
 //! Reading faults.jsonl back: when each fault was in force, and what to call it. The report
 //! draws these windows, and the checks lay a lost write on the fault that lost it.
 
-use serde_json::Value;
-
 use crate::faults::kinds::{Action, InForce};
-use crate::run_folder::Clock;
+use crate::run_folder::{Clock, FaultEvent, Phase};
 
 /// A fault from its application to its undo (or the end of the run).
 #[derive(Clone, Debug)]
@@ -18,33 +16,16 @@ pub struct Window {
     pub event: usize,
 }
 
-/// The nodes an event names.
-pub fn targets(f: &Value) -> Vec<String> {
-    f["targets"]
-        .as_array()
-        .map(|t| t.iter().map(show).collect())
-        .unwrap_or_default()
-}
-
-/// Whether an event of faults.jsonl applied.
-pub fn ok(f: &Value) -> bool {
-    f["outcome"].as_str() == Some("ok")
-}
-
 /// Fault label: `partition isolate etcd2`, `kill etcd1`.
-pub fn fault_label(f: &Value) -> String {
-    let mut s = show(&f["action"]);
-    for extra in [f["mode"].as_str(), f["offset"].as_str()]
-        .into_iter()
-        .flatten()
-    {
+pub fn fault_label(f: &FaultEvent) -> String {
+    let mut s = f.action.clone();
+    for extra in [&f.mode, &f.offset].into_iter().flatten() {
         s.push(' ');
         s.push_str(extra);
     }
-    let t = targets(f);
-    if !t.is_empty() {
+    if !f.targets.is_empty() {
         s.push(' ');
-        s.push_str(&t.join(", "));
+        s.push_str(&f.targets.join(", "));
     }
     s
 }
@@ -55,33 +36,32 @@ fn in_force(action: &str) -> InForce {
     Action::named(action).map_or(InForce::UntilUndo, |a| a.fault().in_force())
 }
 
-/// Each fault that applied, from its application to its undo (or the final heal, or `end`).
-pub fn windows(faults: &[Value], end: u64) -> Vec<Window> {
-    let final_heal = faults
+/// When the final heal began, if the run got that far.
+pub fn final_heal_time(faults: &[FaultEvent]) -> Option<u64> {
+    faults
         .iter()
-        .filter(|f| f["phase"] == "final-heal")
-        .filter_map(|f| f["time"].as_u64())
-        .min();
+        .filter(|f| f.phase == Phase::FinalHeal)
+        .map(|f| f.time)
+        .min()
+}
+
+/// Each fault that applied, from its application to its undo (or the final heal, or `end`).
+pub fn windows(faults: &[FaultEvent], end: u64) -> Vec<Window> {
+    let final_heal = final_heal_time(faults);
     let mut out = Vec::new();
     for (i, f) in faults.iter().enumerate() {
-        if f["phase"] != "apply" || !ok(f) {
+        if !f.applied() {
             continue;
         }
-        let action = show(&f["action"]);
-        let in_force = in_force(&action);
+        let in_force = in_force(&f.action);
         if in_force == InForce::Instant {
             continue;
         }
-        let start = f["started"]
-            .as_u64()
-            .or(f["time"].as_u64())
-            .unwrap_or(0)
-            .min(f["time"].as_u64().unwrap_or(u64::MAX));
-        let t = targets(f);
+        let start = f.started.min(f.time);
         let undo = faults[i + 1..]
             .iter()
-            .find(|u| u["phase"] == "undo" && u["step"] == f["step"] && targets(u) == t)
-            .and_then(|u| u["time"].as_u64());
+            .find(|u| u.phase == Phase::Undo && u.step == f.step && u.targets == f.targets)
+            .map(|u| u.time);
         let healed_at_end = in_force == InForce::UntilUndoOrFinalHeal;
         let stop = undo
             .or(if healed_at_end { final_heal } else { None })
@@ -91,21 +71,12 @@ pub fn windows(faults: &[Value], end: u64) -> Vec<Window> {
             start,
             end: stop,
             label: fault_label(f),
-            action,
-            targets: t,
+            action: f.action.clone(),
+            targets: f.targets.clone(),
             event: i,
         });
     }
     out
-}
-
-/// A field as text: strings without quotes.
-fn show(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
 }
 
 /// The fault that lost a write acknowledged at `acked` by `node`: the first fault on that node

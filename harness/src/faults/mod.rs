@@ -1,8 +1,10 @@
 //! The fault engine: plays a scenario's fault steps against the cluster. Each step waits for its
 //! trigger (a time, a count of completed operations, a log line, a probed role), resolves its
 //! targets at that moment, applies its action, and undoes it after `for:`. Every action and undo
-//! is recorded in faults.jsonl.
+//! is recorded in faults.jsonl, with what happened that no step did (effects.rs) and the final
+//! heal: the engine is faults.jsonl's one writer.
 
+mod effects;
 pub mod kinds;
 pub mod log;
 mod partition;
@@ -23,7 +25,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::Cluster;
-use crate::recorder::{FaultEvent, JsonlWriter, Recorder};
+use crate::recorder::Recorder;
+use crate::run_folder::{FaultEvent, FaultLog, Grudge, Phase};
 use crate::scenario::plan::{ActionParams, Firing, Plan, StepPlan};
 use crate::scenario::{Action, FaultStep, PartitionMode, Pick, Role, Target};
 use crate::systems::SystemAdapter;
@@ -33,7 +36,7 @@ pub struct FaultEngine {
     pub cluster: Arc<Cluster>,
     pub adapter: Arc<dyn SystemAdapter>,
     pub recorder: Arc<Recorder>,
-    pub log: Arc<JsonlWriter>,
+    pub log: FaultLog,
     /// What the progress line shows: faults in force now (by step) and steps that fired.
     pub state: std::sync::Mutex<EngineState>,
     /// How long a node a fault started again may take to answer again (the system's
@@ -47,21 +50,20 @@ pub struct EngineState {
     fired: BTreeSet<usize>,
     /// Steps whose every firing has played out (what `armed-after:` waits for).
     over: BTreeSet<usize>,
+    /// The exits of nodes recorded so far (node, when Docker saw it end).
+    exits_seen: BTreeSet<(String, String)>,
 }
 
 /// How long a role target waits for a node to hold the role. An election takes a second or two,
 /// but one right after a partition heals, on a loaded machine, took more than 5 s in CI.
 const ROLE_WAIT: Duration = Duration::from_secs(10);
 
-/// Node -> the nodes it drops packets from.
-pub type Grudge = BTreeMap<String, BTreeSet<String>>;
-
 impl FaultEngine {
     pub fn new(
         cluster: Arc<Cluster>,
         adapter: Arc<dyn SystemAdapter>,
         recorder: Arc<Recorder>,
-        log: Arc<JsonlWriter>,
+        log: FaultLog,
     ) -> FaultEngine {
         FaultEngine {
             cluster,
@@ -165,7 +167,7 @@ impl FaultEngine {
                     started,
                     step: Some(step.step),
                     action: firing.action.name().into(),
-                    phase: "apply",
+                    phase: Phase::Apply,
                     targets: Vec::new(),
                     mode: None,
                     grudge: None,
@@ -196,19 +198,19 @@ impl FaultEngine {
             mode: firing.mode,
             trigger: Some(trigger),
             offset: firing.offset,
-            ..act(firing.action, "apply")
+            ..act(firing.action, Phase::Apply)
         })
         .await;
         if let (Some(hold), Some(undo)) = (firing.hold, firing.action.undo()) {
             tokio::time::sleep(hold).await;
             // Undoing a partition removes this step's rules only, not another step's.
-            self.act(act(undo, "undo")).await;
+            self.act(act(undo, Phase::Undo)).await;
         }
         if let Some(then) = &firing.then {
             tokio::time::sleep(then.after.unwrap_or_default()).await;
             self.act(Act {
                 grudge: None,
-                ..act(then.action, "then")
+                ..act(then.action, Phase::Then)
             })
             .await;
         }
@@ -216,7 +218,7 @@ impl FaultEngine {
 
     async fn act(&self, act: Act<'_>) {
         let started = self.recorder.now();
-        if act.phase == "apply" {
+        if act.phase == Phase::Apply {
             let label = format!("{} {}", act.action.name(), act.targets.join(","));
             self.state().active.insert(act.step, label);
         }
@@ -252,7 +254,7 @@ impl FaultEngine {
             .await;
         unfinished.event = None;
         // An undo or follow-up ends the step's fault; an action with no undo is over once done.
-        if act.phase != "apply" || act.action.undo().is_none() {
+        if act.phase != Phase::Apply || act.action.undo().is_none() {
             self.state().active.remove(&act.step);
         }
         let brought_back = outcome.is_ok() && fault.brings_back();
@@ -264,10 +266,7 @@ impl FaultEngine {
             phase: act.phase,
             targets: act.targets.to_vec(),
             mode: act.mode.map(|m| format!("{m:?}").to_lowercase()),
-            grudge: act
-                .grudge
-                .filter(|_| act.phase == "apply")
-                .map(|g| json!(g)),
+            grudge: act.grudge.filter(|_| act.phase == Phase::Apply).cloned(),
             trigger: act.trigger.clone(),
             outcome: match outcome {
                 Ok(()) => "ok".into(),
@@ -310,7 +309,7 @@ impl FaultEngine {
             started,
             step: Some(act.step),
             action: act.action.name().into(),
-            phase: "ready",
+            phase: Phase::Ready,
             targets: act.targets.to_vec(),
             mode: None,
             grudge: None,
@@ -383,24 +382,15 @@ impl FaultEngine {
     pub async fn final_heal(&self) {
         for (node, action, outcome) in kinds::final_heal(&self.cluster).await {
             let now = self.recorder.now();
+            let outcome = match outcome {
+                Ok(()) => "ok".into(),
+                Err(e) => e.to_string(),
+            };
             self.record(FaultEvent {
-                time: now,
-                started: now,
-                step: None,
-                action: action.into(),
-                phase: "final-heal",
-                targets: vec![node],
-                mode: None,
-                grudge: None,
-                trigger: None,
-                outcome: match outcome {
-                    Ok(()) => "ok".into(),
-                    Err(e) => e.to_string(),
-                },
-                detail: None,
                 offset: Action::named(action)
                     .and_then(|a| a.fault().recorded_offset(None))
                     .map(crate::scenario::units::format_offset),
+                ..FaultEvent::at(now, action.into(), Phase::FinalHeal, node, outcome)
             });
         }
     }
@@ -441,7 +431,7 @@ impl Drop for Unfinished<'_> {
 struct Act<'a> {
     step: usize,
     action: Action,
-    phase: &'static str,
+    phase: Phase,
     targets: &'a [String],
     mode: Option<PartitionMode>,
     grudge: Option<&'a Grudge>,

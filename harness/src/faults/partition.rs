@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use super::Grudge;
+use crate::run_folder::Grudge;
 use crate::scenario::PartitionMode;
 
 /// Who drops packets from whom for a partition of `all` nodes.

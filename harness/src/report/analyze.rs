@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::load::{show, Clock, LogLine, Op, OpStatus, RunFolder};
 use super::violations::Violation;
 use crate::faults::kinds::{Action, Shows};
-use crate::faults::log::{fault_label, ok, targets, Window};
+use crate::faults::log::{fault_label, Window};
+use crate::run_folder::Phase;
 use regex::Regex;
 
 /// A point in a node's life: paused, killed, restarted, cut off, healed.
@@ -35,12 +36,7 @@ pub fn run_end(run: &RunFolder) -> u64 {
         .map(|o| o.complete.unwrap_or(o.invoke))
         .max()
         .unwrap_or(0);
-    let faults = run
-        .faults
-        .iter()
-        .filter_map(|f| f["time"].as_u64())
-        .max()
-        .unwrap_or(0);
+    let faults = run.faults.iter().map(|f| f.time).max().unwrap_or(0);
     let dur = (run.result["duration_s"].as_f64().unwrap_or(0.0) * 1e9) as u64;
     ops.max(faults).max(if ops == 0 { dur } else { 0 })
 }
@@ -50,7 +46,7 @@ pub fn nodes(run: &RunFolder) -> Vec<String> {
     let mut set: BTreeSet<String> = run.logs.iter().map(|l| l.node.clone()).collect();
     set.extend(run.ops.iter().filter_map(|o| o.node.clone()));
     for f in &run.faults {
-        set.extend(targets(f).into_iter().filter(|t| t != "all"));
+        set.extend(f.targets.iter().filter(|t| *t != "all").cloned());
     }
     set.into_iter().collect()
 }
@@ -79,19 +75,19 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
     let mut opens = Vec::new();
     // Steps whose nodes were awaited until they answered (a `ready` event): until then, their
     // nodes are "not answering".
-    let awaited: BTreeSet<String> = run
+    let awaited: BTreeSet<Option<usize>> = run
         .faults
         .iter()
-        .filter(|f| f["phase"] == "ready")
-        .map(|f| f["step"].to_string())
+        .filter(|f| f.phase == Phase::Ready)
+        .map(|f| f.step)
         .collect();
     for f in &run.faults {
-        let ready = f["phase"] == "ready";
-        if !ok(f) && !ready {
+        let ready = f.phase == Phase::Ready;
+        if !f.ok() && !ready {
             continue;
         }
-        let t = f["time"].as_u64().unwrap_or(0);
-        let mut ts = targets(f);
+        let t = f.time;
+        let mut ts = f.targets.clone();
         if ts.iter().any(|x| x == "all") {
             ts = nodes.to_vec();
         }
@@ -107,12 +103,9 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
             }
             continue;
         }
-        let shows = f["action"]
-            .as_str()
-            .and_then(Action::named)
-            .map_or(Shows::Nothing, |a| a.fault().shows());
+        let shows = Action::named(&f.action).map_or(Shows::Nothing, |a| a.fault().shows());
         if let Shows::Clock = shows {
-            let offset = f["offset"].as_str().unwrap_or("+0s");
+            let offset = f.offset.as_deref().unwrap_or("+0s");
             let moved = !matches!(offset, "+0s" | "-0s" | "+0ms");
             for node in ts {
                 if let Some(state) = clock.remove(&node) {
@@ -138,7 +131,7 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
         // A restart takes its nodes down from its start to its end, and they answer again only
         // at its `ready` event: both are part of the node's row.
         if let Shows::Restart = shows {
-            let started = f["started"].as_u64().unwrap_or(t).min(t);
+            let started = f.started.min(t);
             for node in ts {
                 close(&mut open, &node, "down", started, &mut segments);
                 if t > started {
@@ -149,7 +142,7 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
                         end: t,
                     });
                 }
-                if awaited.contains(&f["step"].to_string()) {
+                if awaited.contains(&f.step) {
                     open.insert((node.clone(), "not answering".into()), t);
                 }
                 marks.push(Mark {
@@ -175,7 +168,7 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
             if let Some(s) = opens_state {
                 opens.push((node.clone(), s.to_string(), t));
             }
-            if what == "started" && awaited.contains(&f["step"].to_string()) {
+            if what == "started" && awaited.contains(&f.step) {
                 opens.push((node.clone(), "not answering".to_string(), t));
             }
             marks.push(Mark {
@@ -327,16 +320,16 @@ pub fn excerpts(run: &RunFolder, violations: &[Violation]) -> Vec<Excerpt> {
         });
     }
     for f in &run.faults {
-        if f["phase"] == "final-heal" || !ok(f) {
+        if f.phase == Phase::FinalHeal || !f.ok() {
             continue;
         }
-        let time = f["time"].as_u64().unwrap_or(0);
+        let time = f.time;
         let t = time as f64 / 1e9;
-        let mut ts = targets(f);
+        let mut ts = f.targets.clone();
         if ts.is_empty() || ts.iter().any(|x| x == "all") {
             ts = run.logs.iter().map(|l| l.node.clone()).collect();
         }
-        let trig = trigger_line(f["trigger"].as_str().unwrap_or(""));
+        let trig = trigger_line(f.trigger.as_deref().unwrap_or(""));
         let mut nodes = Vec::new();
         let mut order: Vec<String> = ts.clone();
         if let Some((n, _)) = &trig {
@@ -363,7 +356,7 @@ pub fn excerpts(run: &RunFolder, violations: &[Violation]) -> Vec<Excerpt> {
             }
         }
         out.push(Excerpt {
-            title: format!("{} ({})", fault_label(f), show(&f["phase"])),
+            title: format!("{} ({})", fault_label(f), f.phase),
             time,
             kind: if trig.is_some() { "trigger" } else { "fault" },
             nodes,
@@ -439,15 +432,11 @@ pub struct AppliedKind {
 pub fn applied(run: &RunFolder) -> Vec<AppliedKind> {
     let mut out: Vec<AppliedKind> = Vec::new();
     for f in &run.faults {
-        if f["phase"] != "apply" || !ok(f) {
+        if !f.applied() {
             continue;
         }
-        let action = show(&f["action"]);
-        let t = f["started"]
-            .as_u64()
-            .or(f["time"].as_u64())
-            .unwrap_or(0)
-            .min(f["time"].as_u64().unwrap_or(u64::MAX));
+        let action = f.action.clone();
+        let t = f.started.min(f.time);
         let i = match out.iter().position(|k| k.action == action) {
             Some(i) => i,
             None => {
@@ -463,9 +452,9 @@ pub fn applied(run: &RunFolder) -> Vec<AppliedKind> {
         let k = &mut out[i];
         k.count += 1;
         k.times.push(t);
-        for n in targets(f) {
-            if !k.targets.contains(&n) {
-                k.targets.push(n);
+        for n in &f.targets {
+            if !k.targets.contains(n) {
+                k.targets.push(n.clone());
             }
         }
     }
@@ -537,6 +526,7 @@ pub fn versions(run: &RunFolder) -> Vec<(String, String)> {
 mod tests {
 
     use super::*;
+    use crate::run_folder::FaultEvent;
     use serde_json::json;
 
     use std::path::PathBuf;
@@ -545,9 +535,9 @@ mod tests {
     /// the next offset), labelled with the offset.
     #[test]
     fn clock_offsets_become_segments_of_the_node_row() {
-        let event = |t: u64, action: &str, offset: &str| {
-            json!({"time": t, "started": t, "action": action, "phase": "apply",
-                   "targets": ["om3"], "outcome": "ok", "offset": offset})
+        let event = |t: u64, action: &str, offset: &str| FaultEvent {
+            offset: Some(offset.into()),
+            ..FaultEvent::at(t, action.into(), Phase::Apply, "om3".into(), "ok".into())
         };
         let run = RunFolder {
             dir: PathBuf::new(),

@@ -8,13 +8,13 @@ use serde_json::{json, Value};
 use super::analyze::{Mark, Segment};
 use super::load::{Op, OpStatus};
 use super::violations::Violation;
-use crate::faults::log::{fault_label, ok, Window};
+use crate::faults::log::{fault_label, Window};
 
 use regex::Regex;
 
 use super::load::RunFolder;
 
-/// Processes numbered from here on are the final reads (run.rs: `processes × 1,000,000`).
+/// Processes numbered from here on are the final reads (run/drive.rs: `processes × 1,000,000`).
 const FINAL_READS: u64 = 1_000_000;
 
 /// The workload's processes as the scenario sets them (`processes: 4`), if it says.
@@ -121,11 +121,8 @@ pub fn document(
         .faults
         .iter()
         .enumerate()
-        .filter(|(i, f)| f["phase"] == "apply" && ok(f) && !banded.contains(i))
-        .map(|(_, f)| {
-            let t = f["started"].as_u64().or(f["time"].as_u64()).unwrap_or(0);
-            json!([us(t), fault_label(f)])
-        })
+        .filter(|(i, f)| f.applied() && !banded.contains(i))
+        .map(|(_, f)| json!([us(f.started), fault_label(f)]))
         .collect();
     json!({
         "end": us(end),

@@ -4,10 +4,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use checker::EventType;
 use serde_json::Value;
 
 use crate::error::{HarnessError, Result};
 pub use crate::redact::{redact, redact_value};
+use crate::run_folder::{parse_faults, FaultEvent, FAULTS};
 pub use crate::run_folder::{parse_log, Clock, LogLine};
 
 /// OpStatus of an operation.
@@ -101,7 +103,7 @@ pub struct RunFolder {
     pub result: Value,
     pub scenario: String,
     pub ops: Vec<Op>,
-    pub faults: Vec<Value>,
+    pub faults: Vec<FaultEvent>,
     pub logs: Vec<NodeLog>,
     /// Lines of history.jsonl that could not be read.
     pub bad_lines: Vec<usize>,
@@ -141,14 +143,9 @@ pub fn load(dir: &Path) -> Result<RunFolder> {
     };
     let scenario = redact(&read_noting("scenario.yaml").unwrap_or_default());
     let (ops, bad_lines) = parse_history(&read_noting("history.jsonl").unwrap_or_default());
-    let faults = read_noting("faults.jsonl")
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|mut v| {
-            redact_value(&mut v);
-            v
-        })
+    let faults = parse_faults(&read_noting(FAULTS).unwrap_or_default())
+        .into_iter()
+        .map(FaultEvent::redacted)
         .collect();
     let logs = read_logs(dir);
     Ok(RunFolder {
@@ -196,7 +193,9 @@ fn read_logs(dir: &Path) -> Vec<NodeLog> {
 }
 
 /// Pairs invocations with completions per process. Returns the operations in invocation order
-/// and the (1-based) lines that could not be read.
+/// and the (1-based) lines that could not be read. Each line is read as the checker reads it
+/// (`checker::Event`); unlike the checker, a line that is no event or a completion without its
+/// invocation is noted rather than refused, so that the report shows what it can.
 pub fn parse_history(text: &str) -> (Vec<Op>, Vec<usize>) {
     let mut ops: Vec<Op> = Vec::new();
     let mut open: BTreeMap<u64, usize> = BTreeMap::new();
@@ -205,61 +204,51 @@ pub fn parse_history(text: &str) -> (Vec<Op>, Vec<usize>) {
         if line.trim().is_empty() {
             continue;
         }
-        let Ok(mut e) = serde_json::from_str::<Value>(line) else {
+        let Ok(mut e) = serde_json::from_str::<checker::Event>(line) else {
             bad.push(i + 1);
             continue;
         };
-        let (Some(process), Some(kind)) = (e["process"].as_u64(), e["type"].as_str()) else {
-            bad.push(i + 1);
-            continue;
-        };
-        let time = e["time"].as_u64().unwrap_or(0);
-        match kind {
-            "invoke" => {
+        let process = e.process;
+        let mut value = e.value.take();
+        redact_value(&mut value);
+        let node = e.node.as_deref().map(redact);
+        match e.kind {
+            EventType::Invoke => {
                 if let Some(prev) = open.remove(&process) {
                     ops[prev].outcome = OpStatus::Info;
                 }
-                let mut value = e["value"].take();
-                redact_value(&mut value);
                 open.insert(process, ops.len());
                 ops.push(Op {
                     id: ops.len(),
                     process,
-                    f: e["f"].as_str().unwrap_or("?").to_string(),
-                    key: match &e["key"] {
-                        Value::Null => None,
-                        Value::String(s) => Some(redact(s)),
-                        other => Some(other.to_string()),
-                    },
+                    f: e.f,
+                    key: e.key.as_deref().map(redact),
                     value,
                     output: Value::Null,
                     outcome: OpStatus::Info,
-                    invoke: time,
+                    invoke: e.time,
                     complete: None,
-                    node: e["node"].as_str().map(redact),
+                    node,
                     line: i + 1,
                 });
             }
-            "ok" | "fail" | "info" => {
+            kind => {
                 let Some(at) = open.remove(&process) else {
                     bad.push(i + 1);
                     continue;
                 };
                 let op = &mut ops[at];
                 op.outcome = match kind {
-                    "ok" => OpStatus::Ok,
-                    "fail" => OpStatus::Fail,
+                    EventType::Ok => OpStatus::Ok,
+                    EventType::Fail => OpStatus::Fail,
                     _ => OpStatus::Info,
                 };
-                op.complete = Some(time);
-                let mut out = e["value"].take();
-                redact_value(&mut out);
-                op.output = out;
+                op.complete = Some(e.time);
+                op.output = value;
                 if op.node.is_none() {
-                    op.node = e["node"].as_str().map(redact);
+                    op.node = node;
                 }
             }
-            _ => bad.push(i + 1),
         }
     }
     (ops, bad)

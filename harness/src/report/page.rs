@@ -13,6 +13,7 @@ use super::violations::{self, short_id, CheckView, Retried, Violation};
 use crate::faults::kinds::Action;
 use crate::faults::log::{self as fault_log, Window};
 use crate::rates::{Class, Tally};
+use crate::run_folder::{FaultEvent, Phase};
 
 pub const CSS: &str = include_str!("report.css");
 
@@ -236,7 +237,7 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
         .run
         .faults
         .iter()
-        .filter(|f| f["phase"] != "ready" && f["outcome"].as_str().is_some_and(|o| o != "ok"))
+        .filter(|f| f.phase != Phase::Ready && !f.ok())
         .count();
     let steps = super::steps_applied(r)
         .map(|(applied, total)| format!("{applied} of {total} steps applied: "));
@@ -418,20 +419,19 @@ fn latency(m: &Model) -> Markup {
 
 /// What set a fault event off: its trigger, or for the events that follow a step (its undo,
 /// its nodes answering again, the final heal) the step they follow.
-fn trigger_words(f: &serde_json::Value) -> String {
-    if let Some(t) = f["trigger"].as_str() {
-        return t.to_string();
+fn trigger_words(f: &FaultEvent) -> String {
+    if let Some(t) = &f.trigger {
+        return t.clone();
     }
-    let step = f["step"]
-        .as_u64()
+    let step = f
+        .step
         .map(|s| format!("step {s}"))
         .unwrap_or_else(|| "the step".into());
-    match f["phase"].as_str() {
-        Some("undo") => format!("end of {step}'s window"),
-        Some("ready") => format!("{step}'s nodes answering again"),
-        Some("final-heal") => "the final phase (heal)".into(),
-        Some("self-exit") | Some("exit") => "the node itself".into(),
-        _ => "—".into(),
+    match f.phase {
+        Phase::Undo => format!("end of {step}'s window"),
+        Phase::Ready => format!("{step}'s nodes answering again"),
+        Phase::FinalHeal => "the final phase (heal)".into(),
+        Phase::Apply | Phase::Then | Phase::Effect => "—".into(),
     }
 }
 
@@ -447,18 +447,18 @@ fn faults(m: &Model) -> Markup {
                     thead { tr { th { "time" } th { "step" } th { "fault" } th { "phase" } th { "trigger" } th { "outcome" } } }
                     tbody {
                         @for f in &m.run.faults {
-                            @let t = f["time"].as_u64().unwrap_or(0);
-                            @let started = f["started"].as_u64().filter(|s| *s + 500_000_000 < t);
-                            tr class={ @if f["phase"] != "ready" && f["outcome"].as_str().is_some_and(|o| o != "ok") { "skipped" } } {
+                            @let t = f.time;
+                            @let started = Some(f.started).filter(|s| *s + 500_000_000 < t);
+                            tr class={ @if f.phase != Phase::Ready && !f.ok() { "skipped" } } {
                                 td.num {
                                     @if let Some(s) = started { (clock.at(s)) " → " }
                                     (clock.at(t))
                                 }
-                                td { (f["step"].as_u64().map(|s| s.to_string()).unwrap_or_default()) }
+                                td { (f.step.map(|s| s.to_string()).unwrap_or_default()) }
                                 td { (fault_log::fault_label(f)) }
-                                td { (show(&f["phase"])) }
+                                td { (f.phase) }
                                 td.trig { (trigger_words(f)) }
-                                td { (show(&f["outcome"])) }
+                                td { (f.outcome) }
                             }
                         }
                     }

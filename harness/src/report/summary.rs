@@ -15,6 +15,7 @@ use super::page::{verdict_sentence, Model};
 use super::violations::Violation;
 use crate::faults::log::fault_label;
 use crate::rates::{share, Class, Tally};
+use crate::run_folder::Phase;
 
 /// Log lines quoted under a witness.
 const QUOTED: usize = 6;
@@ -91,38 +92,33 @@ fn fault_lines(m: &Model) -> Vec<String> {
     let clock = m.clock;
     let mut out = Vec::new();
     for f in &m.run.faults {
-        let t = f["time"].as_u64().unwrap_or(0);
-        let phase = f["phase"].as_str().unwrap_or("");
-        let line = match phase {
-            "apply" => {
-                let started = f["started"].as_u64().filter(|s| *s + 500_000_000 < t);
+        let t = f.time;
+        let line = match f.phase {
+            Phase::Apply => {
+                let started = Some(f.started).filter(|s| *s + 500_000_000 < t);
                 let when = match started {
                     Some(s) => format!("{:.1} s → {:.1} s", clock.s(s), clock.s(t)),
                     None => format!("{:.1} s", clock.s(t)),
                 };
-                let outcome = show(&f["outcome"]);
                 format!(
                     "{when}: {}{}{}",
                     fault_label(f),
-                    f["trigger"]
-                        .as_str()
+                    f.trigger
+                        .as_ref()
                         .map(|t| format!(" ({t})"))
                         .unwrap_or_default(),
-                    if outcome == "ok" {
+                    if f.ok() {
                         String::new()
                     } else {
-                        format!(" — {outcome}")
+                        format!(" — {}", f.outcome)
                     }
                 )
             }
-            "ready" => format!(
+            Phase::Ready => format!(
                 "{:.1} s: {} {}",
                 clock.s(t),
-                f["targets"]
-                    .as_array()
-                    .map(|a| a.iter().map(show).collect::<Vec<_>>().join(", "))
-                    .unwrap_or_default(),
-                show(&f["outcome"])
+                f.targets.join(", "),
+                f.outcome
             ),
             _ => continue,
         };

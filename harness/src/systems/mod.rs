@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::cluster::Cluster;
-use crate::scenario::{ReadConsistency, Role, S3Spec, WorkloadKind};
+use crate::scenario::{ReadConsistency, Role, S3Spec, Scenario, WorkloadKind};
 
 /// What the scenario validator needs to know about a system before anything starts.
 pub struct SystemInfo {
@@ -217,6 +217,32 @@ pub struct AdapterSettings {
 }
 
 impl AdapterSettings {
+    /// A run's settings, from its scenario. `key_prefix`: an attached run's, which its fencing
+    /// buckets (`<bucket>-f<round>`) carry too.
+    pub fn for_scenario(spec: &Scenario, key_prefix: Option<&str>) -> Self {
+        AdapterSettings {
+            workload: spec.workload.kind.value,
+            retries: spec.workload.retries,
+            resend_after: spec.workload.resend_after.0,
+            sends_duplicates: spec.workload.duplicate_after.is_some(),
+            read: spec.workload.read,
+            connect_timeout: Duration::from_secs(1),
+            s3: spec.s3.as_ref().map(|s| {
+                let mut s3 = s.value.clone();
+                if let Some(prefix) = key_prefix {
+                    s3.bucket = format!("{prefix}{}", s3.bucket);
+                }
+                s3
+            }),
+            environment: spec
+                .cluster
+                .environment
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        }
+    }
+
     /// A benchmark's settings: the workload, no resends, linearizable reads, a 1 s connect.
     pub fn plain(workload: WorkloadKind, s3: Option<S3Spec>) -> Self {
         AdapterSettings {

@@ -20,9 +20,11 @@ use chaos_s3::{
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::recorder::{JsonlWriter, Recorder};
-use crate::run_folder::Clock;
+use crate::error::{HarnessError, Result};
+use crate::recorder::Recorder;
+use crate::run_folder::{Clock, JsonlWriter};
 use crate::scenario::FencingSpec;
+use crate::systems::SystemAdapter;
 use crate::workloads::WorkloadConfig;
 
 pub async fn run_rounds(
@@ -286,6 +288,30 @@ pub fn check(run_dir: &Path, clock: Clock) -> Vec<Value> {
             })
         })
         .collect()
+}
+
+/// The conditional-write probe (chaos-s3's) against the store, before the workload:
+/// probe.json, which the `conditional-writes` check reads.
+pub async fn probe(
+    adapter: &dyn SystemAdapter,
+    node: &str,
+    timeout: Duration,
+    run_dir: &Path,
+) -> Result<()> {
+    let store = adapter.object_store(node, timeout).ok_or_else(|| {
+        HarnessError::BadInput("the conditional-writes check needs an object store".into())
+    })?;
+    let result = chaos_s3::probe_conditional_writes(&store, "chaos-probe/").await;
+    eprintln!("conditional-write probe on {node}: {}", result.sentence);
+    let text = serde_json::to_string_pretty(&json!({
+        "node": node,
+        "enforced": result.enforced,
+        "sentence": result.sentence,
+        "steps": result.steps,
+    }))
+    .unwrap_or_default();
+    std::fs::write(run_dir.join("probe.json"), text)
+        .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))
 }
 
 /// The `conditional-writes` check over probe.json.

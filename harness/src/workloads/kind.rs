@@ -10,7 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::WorkloadConfig;
 use crate::error::{HarnessError, Result};
-use crate::recorder::{JsonlWriter, Recorder};
+use crate::recorder::Recorder;
+use crate::run_folder::JsonlWriter;
 use crate::scenario::units::format_duration;
 use crate::scenario::{FencingSpec, LeaseSpec, WorkloadKind, WorkloadSpec};
 use crate::systems::SystemAdapter;

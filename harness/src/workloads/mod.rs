@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::recorder::Recorder;
 use crate::scenario::plan::rng_for;
-use crate::scenario::{S3Mix, WorkloadKind};
+use crate::scenario::{S3Mix, WorkloadKind, WorkloadSpec};
 use crate::systems::{Operation, Outcome, SystemAdapter, SystemClient, CREATE};
 
 pub struct WorkloadConfig {
@@ -48,6 +48,30 @@ pub struct WorkloadConfig {
     pub stream_length: u64,
     /// create: send every call answered OK once more this long after its answer (`resend`).
     pub duplicate_after: Option<Duration>,
+}
+
+impl WorkloadConfig {
+    /// The scenario's `workload:` section, played by `processes` on `nodes` with the run's seed.
+    pub fn for_scenario(workload: &WorkloadSpec, nodes: Vec<String>, seed: u64) -> Self {
+        WorkloadConfig {
+            kind: workload.kind.value,
+            processes: workload.processes,
+            keys: workload.keys,
+            rate: workload.rate.0,
+            duration: workload.duration.0,
+            timeout: workload.timeout.0,
+            nodes,
+            seed,
+            created: Default::default(),
+            mix: workload.mix.as_ref().map_or(S3Mix::DEFAULT, |m| m.value),
+            burst: workload.burst,
+            duplicate_after: workload.duplicate_after.map(|d| d.0),
+            stream_length: workload.stream.as_ref().map_or_else(
+                || crate::scenario::StreamSpec::default().length,
+                |s| s.value.length,
+            ),
+        }
+    }
 }
 
 /// Operations that change nothing: when they fail or time out, they certainly did not take

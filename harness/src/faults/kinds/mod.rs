@@ -24,9 +24,10 @@ use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::{FaultEngine, Grudge};
+use super::FaultEngine;
 use crate::cluster::Cluster;
 use crate::error::Result;
+use crate::run_folder::Grudge;
 use crate::scenario::plan::ActionParams;
 use crate::scenario::FaultStep;
 

@@ -1,12 +1,52 @@
-//! Reading a run folder back: every command that reads one (check, report, replay, shrink)
+//! The run folder's files, their types and their writes and reads (faults.jsonl in faults.rs,
+//! observed.jsonl here). Every command that reads one back (check, report, replay, shrink)
 //! reads only files inside it (a symbolic link that leads out is refused), of a bounded size,
 //! and says which file and why when it cannot.
 
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{HarnessError, Result};
+
+mod faults;
+pub use faults::{parse_faults, read_faults, FaultEvent, FaultLog, Grudge, Phase, FAULTS};
+
+/// A JSON-lines file written one flushed line at a time.
+pub struct JsonlWriter {
+    file: Mutex<BufWriter<File>>,
+}
+
+impl JsonlWriter {
+    pub fn create(path: &Path) -> std::io::Result<Self> {
+        Ok(JsonlWriter {
+            file: Mutex::new(BufWriter::new(File::create(path)?)),
+        })
+    }
+
+    /// Adds to a file an earlier phase of the run began.
+    pub fn append(path: &Path) -> std::io::Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        Ok(JsonlWriter {
+            file: Mutex::new(BufWriter::new(file)),
+        })
+    }
+
+    pub fn write(&self, value: &impl Serialize) {
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        // A full disk must not stop the run; the check will then see a short history.
+        if serde_json::to_writer(&mut *file, value).is_ok() {
+            let _ = file.write_all(b"\n");
+            let _ = file.flush();
+        }
+    }
+}
 
 /// observed.jsonl: what the harness saw of a `reached:` predicate only a probe can see.
 pub const OBSERVED: &str = "observed.jsonl";

@@ -1,0 +1,213 @@
+//! One run of a scenario, in one direction: plan -> cluster + workload + faults -> history ->
+//! checks -> result.json -> report. This module orchestrates: the run folder, the meta and the
+//! verdict here; creating the cluster and tearing it down in create.rs (or, attached to a
+//! compose project's, in attached.rs); the workload, the faults and the final phase on a
+//! ready cluster in drive.rs. The cluster is removed on every way out.
+
+mod attached;
+mod create;
+mod drive;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{HarnessError, Result, EXIT_INTERRUPTED};
+use crate::scenario::plan::make_plan;
+use crate::scenario::LoadedScenario;
+use crate::{checks, report};
+
+pub struct RunOptions {
+    pub seed: Option<u64>,
+    /// Where run folders go (reports/ by default).
+    pub out: PathBuf,
+    /// None: the system's own (`SystemInfo::ready_within`).
+    pub ready_timeout: Option<Duration>,
+    /// What the suite expects of this play (`pass`, `fail`, `any`), kept in result.json so the
+    /// index's junit holds the run to it.
+    pub expect: Option<&'static str>,
+    /// This exact run folder instead of OUT/NAME/STAMP (a shrink trial's).
+    pub folder: Option<PathBuf>,
+    /// The run folder this run replays (`--replay`, a shrink trial), kept in result.json.
+    pub replay_of: Option<PathBuf>,
+}
+
+pub struct RunOutcome {
+    pub run_dir: PathBuf,
+    pub exit_code: i32,
+    pub seed: u64,
+    pub summary: String,
+}
+
+/// A run id that sorts by time and is unique on this machine.
+fn new_run_id(now: time::OffsetDateTime) -> String {
+    let stamp = now
+        .format(time::macros::format_description!(
+            "[year][month][day]t[hour][minute][second]"
+        ))
+        .unwrap_or_default();
+    format!("{stamp}-{:04x}", rand::random::<u16>())
+}
+
+pub fn run_folder(out: &Path, scenario: &str, now: time::OffsetDateTime, seed: u64) -> PathBuf {
+    let stamp = now
+        .format(time::macros::format_description!(
+            "[year][month][day]T[hour][minute][second]Z"
+        ))
+        .unwrap_or_default();
+    out.join(scenario).join(format!("{stamp}-s{seed}"))
+}
+
+pub async fn run_scenario(
+    loaded: &LoadedScenario,
+    options: &RunOptions,
+    interrupt: CancellationToken,
+) -> Result<RunOutcome> {
+    let spec = &loaded.spec;
+    let seed = options
+        .seed
+        .or(spec.seed)
+        .unwrap_or_else(|| rand::random::<u32>() as u64);
+    let now = time::OffsetDateTime::now_utc();
+    let run_id = new_run_id(now);
+    let mut run_dir = options
+        .folder
+        .clone()
+        .unwrap_or_else(|| run_folder(&options.out, &spec.name, now, seed));
+    if run_dir.exists() {
+        // Two runs of one scenario and seed in the same second (--repeat with a fixed seed).
+        run_dir = run_dir.with_file_name(format!(
+            "{}-{}",
+            run_dir.file_name().unwrap_or_default().to_string_lossy(),
+            &run_id[run_id.len() - 4..]
+        ));
+    }
+    let logs_dir = run_dir.join("logs");
+    std::fs::create_dir_all(&logs_dir)
+        .map_err(|e| HarnessError::infra(format!("cannot create {}: {e}", logs_dir.display())))?;
+    if options.folder.is_none() {
+        let latest = options.out.join(&spec.name).join("latest");
+        let _ = std::fs::remove_file(&latest);
+        if let Some(name) = run_dir.file_name() {
+            let _ = std::os::unix::fs::symlink(name, &latest);
+        }
+    }
+    std::fs::write(run_dir.join("scenario.yaml"), loaded.resolved_text(seed))
+        .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
+    let plan = make_plan(spec, seed);
+    let plan_json = serde_json::to_string_pretty(&plan).unwrap_or_default();
+    std::fs::write(run_dir.join("plan.json"), plan_json)
+        .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
+    eprintln!(
+        "run {} of {} (seed {seed}) -> {}",
+        run_id,
+        spec.name,
+        run_dir.display()
+    );
+
+    let started = Instant::now();
+    let workload_started = std::sync::OnceLock::new();
+    let outcome = create::play(
+        loaded,
+        options,
+        &run_dir,
+        &run_id,
+        &plan,
+        &workload_started,
+        interrupt.clone(),
+    )
+    .await;
+    let elapsed = started.elapsed();
+    let meta = json!({
+        "run_id": run_id,
+        "scenario": spec.name,
+        "description": spec.description,
+        "system": spec.system.value,
+        "profile": loaded.profile,
+        "seed": seed,
+        "started": now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
+        "duration_s": elapsed.as_secs_f64(),
+        "command": reproduce_command(loaded, seed),
+        "expect": options.expect,
+        // What `chaos run --replay` and `chaos shrink` need besides the folder's own files.
+        "scenario_path": loaded.path.canonicalize().unwrap_or_else(|_| loaded.path.clone()),
+        "compose_path": loaded.compose_path,
+        "workload_started_ns": workload_started.get(),
+        "replay_of": options.replay_of,
+        // An attached run's cluster is a compose project's; its keys carry the run's prefix.
+        "attach": loaded.attach.as_ref().map(|project| json!({
+            "project": project,
+            "key_prefix": key_prefix(&run_id),
+        })),
+    });
+
+    let result = match outcome {
+        Ok(Played::BuildLacks(lacking)) => {
+            for line in &lacking {
+                eprintln!("{line}");
+            }
+            checks::write_not_started(&run_dir, spec, &meta, &lacking)?
+        }
+        Ok(Played::Complete) if interrupt.is_cancelled() => {
+            checks::write_unchecked(&run_dir, &meta, "interrupted", "the run was interrupted; the partial history is kept: check it with `chaos check RUN_DIR`")?;
+            report::render(&run_dir)?;
+            return Ok(RunOutcome {
+                exit_code: EXIT_INTERRUPTED,
+                summary: format!(
+                    "{}: interrupted, history kept in {}",
+                    spec.name,
+                    run_dir.display()
+                ),
+                run_dir,
+                seed,
+            });
+        }
+        Ok(Played::Complete) => checks::check_run(&run_dir, spec, &meta)?,
+        Err(e) => {
+            let verdict = if matches!(e, HarnessError::Interrupted(_)) {
+                "interrupted"
+            } else {
+                "error"
+            };
+            checks::write_unchecked(&run_dir, &meta, verdict, &e.to_string())?;
+            let _ = report::render(&run_dir);
+            return Err(e);
+        }
+    };
+    // The report's one line names the verdict and, for a violation, says what went wrong.
+    let summary = report::render(&run_dir)?;
+    Ok(RunOutcome {
+        exit_code: result.exit_code,
+        summary,
+        run_dir,
+        seed,
+    })
+}
+
+fn reproduce_command(loaded: &LoadedScenario, seed: u64) -> String {
+    let mut command = format!("chaos run {} --seed {seed}", loaded.path.display());
+    if loaded.scm_ha {
+        command.push_str(" --scm-ha");
+    }
+    if let Some(project) = &loaded.attach {
+        command.push_str(&format!(" --attach {project}"));
+    }
+    command
+}
+
+/// What an attached run puts before every key it sends (and before an object store's bucket
+/// name): a cluster that outlives runs never shows one run another's keys.
+pub fn key_prefix(run_id: &str) -> String {
+    format!("chaos-{run_id}-")
+}
+
+/// How far a run went.
+enum Played {
+    /// The cluster started and the workload, faults and final phase played.
+    Complete,
+    /// Stopped before the cluster started (an attached run: before anything was played on
+    /// it): the build lacks a key a `config:` precondition names (one sentence each).
+    BuildLacks(Vec<String>),
+}
