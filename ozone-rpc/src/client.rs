@@ -18,7 +18,7 @@ use crate::om::{
 };
 use crate::rpc::{self, error_code, RequestHeader, RpcRequestHeader, RpcStatus};
 
-/// How an operation goes into the history (DESIGN.md, "History format").
+/// How an operation goes into the history (history.jsonl: ok, fail, info).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// Took effect (the OM answered OK).

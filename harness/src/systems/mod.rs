@@ -273,7 +273,8 @@ pub struct Operation {
 /// `create` as cas from nil, this is the one line of the harness to change.
 pub const CREATE: &str = "cas";
 
-/// How an operation ended, classified honestly (see DESIGN.md).
+/// How an operation ended, as history.jsonl records it: a `fail` only when it certainly did not
+/// take effect, `info` whenever that is unknown (a checker must allow it either way).
 #[derive(Debug, Clone)]
 pub enum Outcome {
     /// Took effect; the value is the result.
