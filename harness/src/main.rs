@@ -717,11 +717,13 @@ impl Played {
                 play.scenario.display()
             );
         }
-        println!(
-            "{} of {} plays as expected",
-            self.codes.len() - deviations,
-            self.codes.len()
-        );
+        if !plays.is_empty() || compared.is_empty() {
+            println!(
+                "{} of {} plays as expected",
+                self.codes.len() - deviations,
+                self.codes.len()
+            );
+        }
         deviations += self.rates_held(plays);
         if !compared.is_empty() {
             let mut differ = 0;
