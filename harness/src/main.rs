@@ -362,7 +362,6 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
         load,
         attach,
     };
-    let interrupt = interrupt_token();
     match suite {
         Some(file) => {
             let work = chaos::suite::load_work(&file, shard)?;
@@ -376,12 +375,12 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
                 .iter()
                 .map(|p| (p.scenario.clone(), Some(p.seed), Some(p.expect)))
                 .collect();
-            let played = run_many(list, &options, interrupt.clone()).await?;
+            let played = run_many(list, &options).await?;
             let mut compared = Vec::new();
             if played.worst != EXIT_INTERRUPTED {
                 for (compare_options, prepared) in comparisons {
-                    let got =
-                        chaos::compare::play(&compare_options, prepared, interrupt.clone()).await;
+                    let interrupt = played.interrupt.clone();
+                    let got = chaos::compare::play(&compare_options, prepared, interrupt).await;
                     let code = match &got {
                         Ok(c) => c.exit_code,
                         Err(e) => {
@@ -418,7 +417,7 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
                 };
                 list.extend(seeds.into_iter().map(|s| (path.clone(), s, None)));
             }
-            run_many(list, &options, interrupt).await.map(|c| c.worst)
+            run_many(list, &options).await.map(|c| c.worst)
         }
     }
 }
@@ -517,7 +516,6 @@ struct ManyOptions {
 async fn run_many(
     list: Vec<(PathBuf, Option<u64>, Option<chaos::suite::Expect>)>,
     options: &ManyOptions,
-    interrupt: CancellationToken,
 ) -> Result<Played, HarnessError> {
     let mut loaded: Vec<(PathBuf, scenario::LoadedScenario)> = Vec::new();
     let mut problems = Vec::new();
@@ -550,6 +548,9 @@ async fn run_many(
             }
         }
     }
+    // Ctrl-C interrupts the runs from here on; before, it stops chaos at once (an OZONE_DIST
+    // image build included).
+    let interrupt = interrupt_token();
     let mut rows = Vec::new();
     let mut tallies: Vec<(String, chaos::rates::Tally)> = Vec::new();
     let mut classes = Vec::new();
@@ -617,6 +618,7 @@ async fn run_many(
         worst,
         codes,
         classes,
+        interrupt,
     })
 }
 
@@ -673,6 +675,8 @@ struct Played {
     worst: i32,
     codes: Vec<i32>,
     classes: Vec<chaos::rates::Class>,
+    /// Cancelled by Ctrl-C or SIGTERM, for what a suite plays after (its comparisons).
+    interrupt: CancellationToken,
 }
 
 impl Played {
