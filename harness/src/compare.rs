@@ -82,6 +82,18 @@ impl Build {
         })
     }
 
+    /// The build with its relative patch or distribution path taken from `folder` (a suite's
+    /// builds are written relative to the suite file, as its scenarios are).
+    pub fn relative_to(self, folder: &Path) -> Build {
+        match self {
+            Build::Patched(v, patches) => {
+                Build::Patched(v, patches.iter().map(|p| folder.join(p)).collect())
+            }
+            Build::Dist(path) => Build::Dist(folder.join(path)),
+            other => other,
+        }
+    }
+
     /// Whether the build is an Ozone image (everything but a setting).
     pub fn is_ozone(&self) -> bool {
         !matches!(self, Build::Set(..))
@@ -213,6 +225,52 @@ pub struct CompareOptions {
     pub seeds: Vec<u64>,
     pub out: PathBuf,
     pub ready_timeout: Option<std::time::Duration>,
+    /// Where the builds' relative patch and distribution paths start: the suite file's folder
+    /// for a suite's comparison, empty (the working directory) for `chaos compare`.
+    pub paths_from: PathBuf,
+}
+
+/// What a comparison ended as: its exit code (as `chaos compare` exits), its conclusion line,
+/// each build's tally and where its folder is.
+pub struct Compared {
+    pub exit_code: i32,
+    pub conclusion: String,
+    /// Whether the scenario declares preconditions (`reached:`): confirmed / held, or
+    /// violated / passed.
+    pub preconditions: bool,
+    pub sides: Vec<(String, Tally)>,
+    pub dir: PathBuf,
+}
+
+impl Compared {
+    /// Whether the fix is confirmed on the seeds that reached their preconditions: `conclude`
+    /// over each side's runs with the not-reached ones left out (a run that did not reach its
+    /// preconditions tested nothing, either way); false when a side reached none.
+    pub fn confirmed_where_reached(&self) -> bool {
+        let reached = |t: &Tally| Tally {
+            runs: t.runs - t.count(Class::NotReached),
+            counts: t
+                .counts
+                .iter()
+                .filter(|(class, _)| **class != Class::NotReached)
+                .map(|(class, n)| (*class, *n))
+                .collect(),
+            seconds: Vec::new(),
+        };
+        match self.sides.as_slice() {
+            [(a, ta), (b, tb)] => {
+                conclude((a, &reached(ta)), (b, &reached(tb)), self.preconditions).0
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A comparison whose arguments were checked (builds parsed, patches and distributions
+/// found, the scenario loaded): nothing built or started yet.
+pub struct Prepared {
+    base: LoadedScenario,
+    builds: Vec<(String, Build)>,
 }
 
 /// One build, ready to play: its label, its folder name, the image it runs (Ozone builds) and
@@ -281,8 +339,14 @@ pub fn play_on_ozone_image(loaded: &mut LoadedScenario, tag: &str) -> usize {
     replaced
 }
 
-pub async fn compare(options: &CompareOptions, interrupt: CancellationToken) -> Result<i32> {
-    let started = Instant::now();
+pub async fn compare(options: &CompareOptions, interrupt: CancellationToken) -> Result<Compared> {
+    let prepared = prepare(options)?;
+    play(options, prepared, interrupt).await
+}
+
+/// Checks a comparison's arguments without building or starting anything (bad ones are
+/// `BadInput`, exit 254), so a suite refuses a bad comparison before its first run.
+pub fn prepare(options: &CompareOptions) -> Result<Prepared> {
     if options.survey && options.builds.is_empty() {
         return Err(HarnessError::BadInput(
             "--versions names no release (for example --versions 2.0.0,2.2.0,2.2.1)".into(),
@@ -302,7 +366,9 @@ pub async fn compare(options: &CompareOptions, interrupt: CancellationToken) -> 
     let mut builds = Vec::new();
     let mut seen: Vec<(String, String)> = Vec::new();
     for text in &options.builds {
-        let build = Build::parse(text).map_err(HarnessError::BadInput)?;
+        let build = Build::parse(text)
+            .map_err(HarnessError::BadInput)?
+            .relative_to(&options.paths_from);
         if build.is_ozone() && system != "ozone" {
             return Err(HarnessError::BadInput(format!(
                 "--build {text} is an Ozone build, and {} plays {system} (for other systems: set:KEY=VALUE)",
@@ -332,7 +398,17 @@ pub async fn compare(options: &CompareOptions, interrupt: CancellationToken) -> 
         seen.push((text.clone(), identity));
         builds.push((text.clone(), build));
     }
+    Ok(Prepared { base, builds })
+}
 
+/// Plays a prepared comparison: every image first, then seed by seed on each build.
+pub async fn play(
+    options: &CompareOptions,
+    prepared: Prepared,
+    interrupt: CancellationToken,
+) -> Result<Compared> {
+    let started = Instant::now();
+    let Prepared { base, builds } = prepared;
     // Every image first: a build that fails stops the comparison before any run.
     let root = std::env::current_dir().unwrap_or_default();
     let mut sides = Vec::new();
@@ -527,7 +603,13 @@ pub async fn compare(options: &CompareOptions, interrupt: CancellationToken) -> 
     .map_err(io)?;
     std::fs::write(dir.join("index.html"), page(&record).into_string()).map_err(io)?;
     let _ = crate::report::summary_of(&dir);
-    Ok(code)
+    Ok(Compared {
+        exit_code: code,
+        conclusion,
+        preconditions,
+        sides: rows,
+        dir,
+    })
 }
 
 const CSS: &str = r#"body{margin:0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#f7f8fa}
@@ -752,6 +834,27 @@ mod tests {
         assert!(Build::parse("master").is_err());
         assert!(Build::parse("2.2.0+").is_err());
         assert_eq!(folder_name("2.2.0+fixes/X.patch"), "2.2.0+fixes_X.patch");
+        // A suite's builds start from its folder; absolute paths and settings stay as they are.
+        let suites = Path::new("suites");
+        assert_eq!(
+            Build::parse("dist:../d+/abs.patch")
+                .unwrap()
+                .relative_to(suites),
+            Build::Dist("suites/../d+/abs.patch".into())
+        );
+        assert_eq!(
+            Build::parse("2.2.0+../a.patch+/abs/b.patch")
+                .unwrap()
+                .relative_to(suites),
+            Build::Patched(
+                "2.2.0".into(),
+                vec!["suites/../a.patch".into(), "/abs/b.patch".into()]
+            )
+        );
+        assert_eq!(
+            Build::parse("set:A=x/y").unwrap().relative_to(suites),
+            Build::Set("A".into(), "x/y".into())
+        );
         assert_eq!(folder_name("set:APPENDFSYNC=no"), "set_APPENDFSYNC=no");
     }
 

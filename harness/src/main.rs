@@ -319,8 +319,11 @@ async fn dispatch(cli: Cli) -> i32 {
                 seeds: args.seeds.0,
                 out: args.out,
                 ready_timeout: args.ready_timeout,
+                paths_from: PathBuf::new(),
             };
-            chaos::compare::compare(&options, interrupt_token()).await
+            chaos::compare::compare(&options, interrupt_token())
+                .await
+                .map(|compared| compared.exit_code)
         }
         Command::Clean => clean().await,
         Command::Bench(args) => bench_command(args).await,
@@ -361,13 +364,37 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
     };
     match suite {
         Some(file) => {
-            let plays = chaos::suite::plays(&file, shard)?;
-            let list = plays
+            let work = chaos::suite::load_work(&file, shard)?;
+            // Every comparison is checked, as every scenario is, before any container starts.
+            let mut comparisons = Vec::new();
+            for c in &work.comparisons {
+                comparisons.push(c.prepare(&file, &options.out, options.ready_timeout)?);
+            }
+            let list = work
+                .plays
                 .iter()
                 .map(|p| (p.scenario.clone(), Some(p.seed), Some(p.expect)))
                 .collect();
-            let code = run_many(list, &options).await;
-            code.map(|c| c.held_to(&plays))
+            let played = run_many(list, &options).await?;
+            let mut compared = Vec::new();
+            if played.worst != EXIT_INTERRUPTED {
+                for (compare_options, prepared) in comparisons {
+                    let interrupt = played.interrupt.clone();
+                    let got = chaos::compare::play(&compare_options, prepared, interrupt).await;
+                    let code = match &got {
+                        Ok(c) => c.exit_code,
+                        Err(e) => {
+                            eprintln!("error: {e}");
+                            e.exit_code()
+                        }
+                    };
+                    compared.push(got);
+                    if code == EXIT_INTERRUPTED {
+                        break;
+                    }
+                }
+            }
+            Ok(played.held_to(&work, &compared))
         }
         None => {
             // Each scenario with each of its seeds: --seeds, or --repeat consecutive ones from
@@ -521,6 +548,8 @@ async fn run_many(
             }
         }
     }
+    // Ctrl-C interrupts the runs from here on; before, it stops chaos at once (an OZONE_DIST
+    // image build included).
     let interrupt = interrupt_token();
     let mut rows = Vec::new();
     let mut tallies: Vec<(String, chaos::rates::Tally)> = Vec::new();
@@ -589,6 +618,7 @@ async fn run_many(
         worst,
         codes,
         classes,
+        interrupt,
     })
 }
 
@@ -645,16 +675,30 @@ struct Played {
     worst: i32,
     codes: Vec<i32>,
     classes: Vec<chaos::rates::Class>,
+    /// Cancelled by Ctrl-C or SIGTERM, for what a suite plays after (its comparisons).
+    interrupt: CancellationToken,
 }
 
 impl Played {
-    /// A suite's exit code: each play held to what its entry expects (a table of expected
-    /// against got): 1 when any differs, 0 when all are as expected; a broken harness or an
-    /// interruption still says so (254, 255, 130).
-    fn held_to(&self, plays: &[chaos::suite::Play]) -> i32 {
-        if matches!(self.worst, EXIT_BAD_INPUT | EXIT_INFRA | EXIT_INTERRUPTED) {
-            return self.worst;
+    /// A suite's exit code: each play and each comparison held to what its entry expects (a
+    /// table of expected against got): 1 when any differs, 0 when all are as expected; a
+    /// broken harness or an interruption still says so (254, 255, 130).
+    fn held_to(
+        &self,
+        work: &chaos::suite::Work,
+        compared: &[error::Result<chaos::compare::Compared>],
+    ) -> i32 {
+        let worst = compared
+            .iter()
+            .map(|got| {
+                got.as_ref()
+                    .map_or_else(HarnessError::exit_code, |c| c.exit_code)
+            })
+            .fold(self.worst, worse);
+        if matches!(worst, EXIT_BAD_INPUT | EXIT_INFRA | EXIT_INTERRUPTED) {
+            return worst;
         }
+        let plays = &work.plays;
         let word = |code: i32| match code {
             EXIT_OK => "pass",
             error::EXIT_VIOLATION => "fail",
@@ -677,12 +721,28 @@ impl Played {
                 play.scenario.display()
             );
         }
-        println!(
-            "{} of {} plays as expected",
-            self.codes.len() - deviations,
-            self.codes.len()
-        );
+        if !plays.is_empty() || compared.is_empty() {
+            println!(
+                "{} of {} plays as expected",
+                self.codes.len() - deviations,
+                self.codes.len()
+            );
+        }
         deviations += self.rates_held(plays);
+        if !compared.is_empty() {
+            let mut differ = 0;
+            for (comparison, got) in work.comparisons.iter().zip(compared) {
+                let (held, row) = comparison.held(got);
+                differ += usize::from(!held);
+                println!("{row}");
+            }
+            println!(
+                "{} of {} comparisons as expected",
+                compared.len() - differ,
+                compared.len()
+            );
+            deviations += differ;
+        }
         if deviations > 0 {
             error::EXIT_VIOLATION
         } else {

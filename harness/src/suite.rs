@@ -1,6 +1,7 @@
 //! Suites for nightly jobs: a list of scenarios, each with seeds, expanded into (scenario, seed)
-//! plays; `--shard i/n` keeps a deterministic share so a CI matrix spreads one suite over many
-//! machines, and the shards together play every pair exactly once.
+//! plays, and comparisons, each `chaos compare` of two builds over seeds; `--shard i/n` keeps a
+//! deterministic share so a CI matrix spreads one suite over many machines, and the shards
+//! together play every pair, and every comparison, exactly once.
 //!
 //! ```yaml
 //! name: nightly                           # optional
@@ -12,39 +13,87 @@
 //!     seeds: [1, 7, 42]                   # or an explicit list
 //!     expect: fail                        # pass | fail | any (default), or per seed:
 //!                                         # { 1: fail, 7: any } (seeds not named: any)
+//!   - compare: ozone/recover-lease-divergence.yaml
+//!     builds: [2.2.0, "2.2.0+../fixes/HDDS-16767.patch"]   # A (the bug), B (the fix), as
+//!     seeds: 3                            # `chaos compare --build` takes them; paths relative
+//!     expect: fix-confirmed               # to the suite file; what compare must conclude:
+//!                                         # fix-confirmed | fix-confirmed-where-reached |
+//!                                         # not-confirmed | any (default)
 //! ```
 //!
-//! `chaos run --suite` then exits 1 when a play's verdict differs from what its entry expects,
-//! so a known-bad control that passes fails the night as surely as a regression does.
+//! `chaos run --suite` then exits 1 when a play's verdict or a comparison's conclusion differs
+//! from what its entry expects, so a known-bad control that passes fails the night as surely as
+//! a regression does, and so does a fix that no longer holds.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use serde::Deserialize;
+use serde_saphyr::Spanned;
 
-use crate::error::{HarnessError, Result};
+use crate::compare::{Build, CompareOptions, Compared, Prepared};
+use crate::error::{HarnessError, Result, EXIT_OK, EXIT_VIOLATION};
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A suite file, validated.
+#[derive(Debug)]
 pub struct Suite {
-    #[serde(default)]
     pub name: Option<String>,
     pub scenarios: Vec<Entry>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Entry {
+/// One entry of a suite: a scenario played on each of its seeds, or a comparison.
+#[derive(Debug)]
+pub enum Entry {
+    Plays(PlaysEntry),
+    Compare(CompareEntry),
+}
+
+#[derive(Debug)]
+pub struct PlaysEntry {
     pub scenario: PathBuf,
-    pub seeds: Seeds,
-    #[serde(default)]
-    pub first_seed: Option<u64>,
-    #[serde(default)]
+    pub seeds: Vec<u64>,
     pub expect: Option<ExpectSpec>,
     /// Holds the entry's plays to a share instead of each to a verdict: `{ confirmed: 80% }`
-    /// (at least 80% of its plays confirmed). A class of `rates::RATE_NAMES`.
+    /// (at least 80% of its plays confirmed): class name (of `rates::RATE_NAMES`) -> least share.
+    pub rate: Vec<(String, f64)>,
+}
+
+/// `chaos compare SCENARIO --build A --build B --seeds ...`, held to its conclusion.
+#[derive(Debug)]
+pub struct CompareEntry {
+    pub scenario: PathBuf,
+    /// A (expected to show the bug) and B (expected to fix it), as written.
+    pub builds: [String; 2],
+    pub seeds: Vec<u64>,
+    pub expect: CompareExpect,
+}
+
+/// An entry as written; `parse` makes it an `Entry` or says what is wrong with it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntryText {
     #[serde(default)]
-    pub rate: Option<std::collections::BTreeMap<String, Percent>>,
+    scenario: Option<PathBuf>,
+    #[serde(default)]
+    compare: Option<PathBuf>,
+    #[serde(default)]
+    builds: Option<Vec<String>>,
+    seeds: Seeds,
+    #[serde(default)]
+    first_seed: Option<u64>,
+    #[serde(default)]
+    expect: Option<ExpectSpec>,
+    #[serde(default)]
+    rate: Option<BTreeMap<String, Percent>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteText {
+    #[serde(default)]
+    name: Option<String>,
+    scenarios: Vec<Spanned<EntryText>>,
 }
 
 /// `80%`: a share of an entry's plays.
@@ -96,12 +145,55 @@ impl Expect {
     }
 }
 
-/// `expect: fail` for every seed of the entry, or `expect: { 3: fail }` per seed.
+/// `expect: fail` for every seed of the entry, or `expect: { 3: fail }` per seed; or, for a
+/// compare entry, the conclusion it must reach.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 pub enum ExpectSpec {
     All(Expect),
-    PerSeed(std::collections::BTreeMap<u64, Expect>),
+    PerSeed(BTreeMap<u64, Expect>),
+    Conclusion(CompareExpect),
+}
+
+/// What a comparison of a suite must conclude, in `chaos compare`'s words.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompareExpect {
+    /// "fix confirmed" (compare's exit 0): the bug on A on every seed, on B on none.
+    FixConfirmed,
+    /// "fix confirmed" over the seeds that reached their preconditions, at least one on each
+    /// side: for a scenario whose race a seed may miss (a not-reached run tested nothing).
+    FixConfirmedWhereReached,
+    /// "not confirmed" with every run played (compare's exit 1): B does not fix what A shows.
+    NotConfirmed,
+    /// Either conclusion; never a harness that failed.
+    #[default]
+    Any,
+}
+
+const CONCLUSIONS: &str = "fix-confirmed, fix-confirmed-where-reached, not-confirmed or any";
+
+impl CompareExpect {
+    pub fn accepts(self, got: &Compared) -> bool {
+        match self {
+            CompareExpect::FixConfirmed => got.exit_code == EXIT_OK,
+            CompareExpect::FixConfirmedWhereReached => {
+                got.exit_code == EXIT_OK
+                    || (got.exit_code == EXIT_VIOLATION && got.confirmed_where_reached())
+            }
+            CompareExpect::NotConfirmed => got.exit_code == EXIT_VIOLATION,
+            CompareExpect::Any => [EXIT_OK, EXIT_VIOLATION].contains(&got.exit_code),
+        }
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            CompareExpect::FixConfirmed => "fix-confirmed",
+            CompareExpect::FixConfirmedWhereReached => "fix-confirmed-where-reached",
+            CompareExpect::NotConfirmed => "not-confirmed",
+            CompareExpect::Any => "any",
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -193,6 +285,16 @@ impl Shard {
     pub fn keeps(&self, position: usize) -> bool {
         position % self.count == self.index - 1
     }
+
+    /// The items this shard keeps, the first at position `start` of the round-robin.
+    fn share<T>(&self, start: usize, items: Vec<T>) -> Vec<T> {
+        items
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| self.keeps(start + i))
+            .map(|(_, item)| item)
+            .collect()
+    }
 }
 
 /// Reads a suite file.
@@ -203,129 +305,377 @@ pub fn load(path: &Path) -> Result<Suite> {
 }
 
 pub fn parse(text: &str) -> std::result::Result<Suite, String> {
-    // Errors start with the separator after the file name: `:line:col: ...` or `: ...`.
-    let suite: Suite =
-        serde_saphyr::from_str(text).map_err(|e| crate::scenario::wording::in_file("", &e))?;
+    // Errors start with the separator after the file name: `:line:col: ...` or `: ...`; a
+    // parser's error names the key as a scenario's does (`scenarios[2].colour: ...`).
+    let mut key_path = String::new();
+    let options = serde_saphyr::options! { with_snippet: false };
+    let suite: SuiteText =
+        serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
+            serde_path_to_error::deserialize(de).map_err(|e| {
+                key_path = crate::scenario::user_key_path(&e.path().to_string());
+                e.into_inner()
+            })
+        })
+        .map_err(|e| {
+            let message = crate::scenario::wording::in_file("", &e);
+            match message.split_once(": ") {
+                Some((at, words)) if !key_path.is_empty() => format!("{at}: {key_path}: {words}"),
+                _ => message,
+            }
+        })?;
     if suite.scenarios.is_empty() {
         return Err(": a suite needs at least one entry under `scenarios`".into());
     }
-    let mut plays = 0u64;
-    for e in &suite.scenarios {
-        for class in e.rate.iter().flat_map(|r| r.keys()) {
-            if !crate::rates::RATE_NAMES.contains(&class.as_str()) {
-                return Err(format!(
-                    ": {}: `rate:` counts one of {}, not `{class}`",
-                    e.scenario.display(),
-                    crate::rates::RATE_NAMES.join(", ")
-                ));
-            }
-        }
-        if e.rate.is_some() && e.expect.is_some() {
-            return Err(format!(
-                ": {}: an entry is held to `expect:` or to `rate:`, not both",
-                e.scenario.display()
-            ));
-        }
-        if let Seeds::Count(0) = e.seeds {
-            return Err(format!(
-                ": {}: `seeds` must be at least 1",
-                e.scenario.display()
-            ));
-        }
-        if let Seeds::List(l) = &e.seeds {
-            if l.is_empty() {
-                return Err(format!(
-                    ": {}: `seeds` is an empty list",
-                    e.scenario.display()
-                ));
-            }
-        }
-        let count = match &e.seeds {
-            Seeds::Count(n) => *n,
-            Seeds::List(l) => l.len() as u64,
+    let mut runs = 0u64;
+    let mut scenarios = Vec::new();
+    for spanned in suite.scenarios {
+        let at = format!(
+            ":{}:{}",
+            spanned.referenced.line(),
+            spanned.referenced.column()
+        );
+        let entry = entry(spanned.value).map_err(|e| format!("{at}: {e}"))?;
+        runs += match &entry {
+            Entry::Plays(p) => p.seeds.len() as u64,
+            Entry::Compare(c) => 2 * c.seeds.len() as u64,
         };
-        if count > SeedRange::MAX {
+        scenarios.push(entry);
+    }
+    if runs > MAX_PLAYS {
+        return Err(format!(
+            ": {runs} plays in all; a suite plays at most {MAX_PLAYS}"
+        ));
+    }
+    Ok(Suite {
+        name: suite.name,
+        scenarios,
+    })
+}
+
+/// The most plays a suite may hold in all (each is a real run of minutes; a comparison plays
+/// two per seed).
+pub const MAX_PLAYS: u64 = 100_000;
+
+/// One entry as written, checked: a scenario's plays or a comparison; the error names the
+/// entry's scenario.
+fn entry(e: EntryText) -> std::result::Result<Entry, String> {
+    let path = match (&e.scenario, &e.compare) {
+        (Some(_), Some(_)) => {
+            return Err(
+                "an entry plays `scenario:` or compares two builds on `compare:`, not both".into(),
+            )
+        }
+        (Some(p), None) | (None, Some(p)) => p.clone(),
+        (None, None) => {
+            return Err(
+                "an entry names `scenario: FILE` (plays) or `compare: FILE` (two builds)".into(),
+            )
+        }
+    };
+    let named = path.display().to_string();
+    let at = |message: String| format!("{named}: {message}");
+    let seeds = seeds(&e.seeds, e.first_seed).map_err(at)?;
+    match e.compare {
+        None => plays_entry(path, seeds, e.builds, e.expect, e.rate).map(Entry::Plays),
+        Some(_) => compare_entry(path, seeds, e.builds, e.expect, e.rate).map(Entry::Compare),
+    }
+    .map_err(at)
+}
+
+fn plays_entry(
+    scenario: PathBuf,
+    seeds: Vec<u64>,
+    builds: Option<Vec<String>>,
+    expect: Option<ExpectSpec>,
+    rate: Option<BTreeMap<String, Percent>>,
+) -> std::result::Result<PlaysEntry, String> {
+    if builds.is_some() {
+        return Err("`builds:` belongs to a compare entry (`compare: FILE`)".into());
+    }
+    if let Some(ExpectSpec::Conclusion(c)) = &expect {
+        return Err(format!(
+            "`{}` is what a compare entry expects; a scenario's plays expect pass, fail or any",
+            c.word()
+        ));
+    }
+    for class in rate.iter().flat_map(|r| r.keys()) {
+        if !crate::rates::RATE_NAMES.contains(&class.as_str()) {
             return Err(format!(
-                ": {}: {count} seeds; an entry plays at most {} seeds",
-                e.scenario.display(),
-                SeedRange::MAX
+                "`rate:` counts one of {}, not `{class}`",
+                crate::rates::RATE_NAMES.join(", ")
             ));
         }
-        if let Seeds::Count(n) = e.seeds {
-            let first = e.first_seed.unwrap_or(1);
+    }
+    if rate.is_some() && expect.is_some() {
+        return Err("an entry is held to `expect:` or to `rate:`, not both".into());
+    }
+    Ok(PlaysEntry {
+        scenario,
+        seeds,
+        expect,
+        rate: rate
+            .into_iter()
+            .flatten()
+            .map(|(class, p)| (class, p.0))
+            .collect(),
+    })
+}
+
+fn compare_entry(
+    scenario: PathBuf,
+    seeds: Vec<u64>,
+    builds: Option<Vec<String>>,
+    expect: Option<ExpectSpec>,
+    rate: Option<BTreeMap<String, Percent>>,
+) -> std::result::Result<CompareEntry, String> {
+    if rate.is_some() {
+        return Err(format!(
+            "a compare entry is held to `expect:` ({CONCLUSIONS}), not to `rate:`"
+        ));
+    }
+    let expect = match expect {
+        None | Some(ExpectSpec::All(Expect::Any)) => CompareExpect::Any,
+        Some(ExpectSpec::Conclusion(c)) => c,
+        Some(ExpectSpec::All(e)) => {
+            return Err(format!(
+                "a compare entry expects {CONCLUSIONS} (what chaos compare concludes), not `{}`",
+                e.word()
+            ))
+        }
+        Some(ExpectSpec::PerSeed(_)) => {
+            return Err(format!(
+                "a compare entry expects one conclusion over all its seeds ({CONCLUSIONS}), not one per seed"
+            ))
+        }
+    };
+    let builds = builds.ok_or(
+        "a compare entry needs `builds: [A, B]`: the build that shows the bug, then the fix",
+    )?;
+    let [a, b]: [String; 2] = builds.try_into().map_err(|builds: Vec<String>| {
+        format!(
+            "`builds:` names {} build(s); a comparison needs two, [A, B]: the build that shows the bug, then the fix",
+            builds.len()
+        )
+    })?;
+    for text in [&a, &b] {
+        Build::parse(text).map_err(|e| format!("`builds:` {}", e.replacen("--build ", "", 1)))?;
+    }
+    if a.trim() == b.trim() {
+        return Err(format!("`builds:` names {a} twice: nothing to compare"));
+    }
+    Ok(CompareEntry {
+        scenario,
+        builds: [a, b],
+        seeds,
+        expect,
+    })
+}
+
+/// An entry's seeds: a count from `first_seed` (default 1), or a list; within the limits.
+fn seeds(seeds: &Seeds, first_seed: Option<u64>) -> std::result::Result<Vec<u64>, String> {
+    let count = match seeds {
+        Seeds::Count(0) => return Err("`seeds` must be at least 1".into()),
+        Seeds::List(l) if l.is_empty() => return Err("`seeds` is an empty list".into()),
+        Seeds::Count(n) => *n,
+        Seeds::List(l) => l.len() as u64,
+    };
+    if count > SeedRange::MAX {
+        return Err(format!(
+            "{count} seeds; an entry plays at most {} seeds",
+            SeedRange::MAX
+        ));
+    }
+    Ok(match seeds {
+        Seeds::Count(n) => {
+            let first = first_seed.unwrap_or(1);
             if first.checked_add(n - 1).is_none() {
                 return Err(format!(
-                    ": {}: `first_seed: {first}` and `seeds: {n}` go past the largest seed, {}",
-                    e.scenario.display(),
+                    "`first_seed: {first}` and `seeds: {n}` go past the largest seed, {}",
                     u64::MAX
                 ));
             }
+            (first..=first + (n - 1)).collect()
         }
-        plays += count;
-    }
-    if plays > MAX_PLAYS {
-        return Err(format!(
-            ": {plays} plays in all; a suite plays at most {MAX_PLAYS}"
-        ));
-    }
-    Ok(suite)
+        Seeds::List(l) => l.clone(),
+    })
 }
 
-/// The most plays a suite may hold in all (each is a real run of minutes).
-pub const MAX_PLAYS: u64 = 100_000;
+/// A path of the suite resolved against the suite file's folder.
+fn resolve(base: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}
 
-/// Every (scenario, seed) of the suite, in the suite's order; scenario paths are resolved
-/// against the suite file's folder.
+/// Every (scenario, seed) of the suite's plays, in the suite's order; scenario paths are
+/// resolved against the suite file's folder. Comparisons are not plays (see `comparisons`).
 pub fn expand(suite: &Suite, base: &Path) -> Vec<Play> {
     let mut plays = Vec::new();
     for (entry, e) in suite.scenarios.iter().enumerate() {
-        let scenario = if e.scenario.is_absolute() {
-            e.scenario.clone()
-        } else {
-            base.join(&e.scenario)
-        };
-        let seeds: Vec<u64> = match &e.seeds {
-            Seeds::Count(n) => {
-                let first = e.first_seed.unwrap_or(1);
-                (0..*n).map(|i| first + i).collect()
-            }
-            Seeds::List(l) => l.clone(),
-        };
-        for seed in seeds {
+        let Entry::Plays(e) = e else { continue };
+        let scenario = resolve(base, &e.scenario);
+        for &seed in &e.seeds {
             let expect = match &e.expect {
-                None => Expect::Any,
                 Some(ExpectSpec::All(x)) => *x,
                 Some(ExpectSpec::PerSeed(per)) => per.get(&seed).copied().unwrap_or_default(),
+                None | Some(ExpectSpec::Conclusion(_)) => Expect::Any,
             };
             plays.push(Play {
                 scenario: scenario.clone(),
                 seed,
                 expect,
                 entry,
-                rate: e
-                    .rate
-                    .iter()
-                    .flatten()
-                    .map(|(class, p)| (class.clone(), p.0))
-                    .collect(),
+                rate: e.rate.clone(),
             });
         }
     }
     plays
 }
 
-/// The plays of a suite file, optionally only one shard's share.
-pub fn plays(path: &Path, shard: Option<Shard>) -> Result<Vec<Play>> {
+/// One comparison of a suite, its paths resolved against the suite file's folder.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    pub scenario: PathBuf,
+    /// As written; their relative patch and distribution paths start from `paths_from`.
+    pub builds: [String; 2],
+    pub paths_from: PathBuf,
+    pub seeds: Vec<u64>,
+    pub expect: CompareExpect,
+}
+
+impl Comparison {
+    /// What `chaos compare` is asked (playing under `out`, as `chaos compare --out` does),
+    /// checked before anything starts; a bad build names the suite file and the entry.
+    pub fn prepare(
+        &self,
+        suite: &Path,
+        out: &Path,
+        ready_timeout: Option<std::time::Duration>,
+    ) -> Result<(CompareOptions, Prepared)> {
+        let options = CompareOptions {
+            scenario: self.scenario.clone(),
+            builds: self.builds.to_vec(),
+            survey: false,
+            seeds: self.seeds.clone(),
+            out: out.to_path_buf(),
+            ready_timeout,
+            paths_from: self.paths_from.clone(),
+        };
+        let prepared = crate::compare::prepare(&options).map_err(|e| match e {
+            HarnessError::BadInput(m) => HarnessError::BadInput(format!(
+                "{}: compare {}: {m}",
+                suite.display(),
+                self.scenario.display()
+            )),
+            other => other,
+        })?;
+        Ok((options, prepared))
+    }
+
+    /// Its row of the suite's closing table, and whether it concluded as expected: a
+    /// comparison that could not play (an image that did not build) never is.
+    pub fn held(&self, got: &Result<Compared>) -> (bool, String) {
+        let (held, word, line) = match got {
+            Ok(c) => {
+                let word = match c.exit_code {
+                    EXIT_OK => "fix-confirmed",
+                    EXIT_VIOLATION => "not-confirmed",
+                    crate::error::EXIT_INTERRUPTED => "interrupted",
+                    _ => "error",
+                };
+                let mut line = c.conclusion.clone();
+                if c.exit_code == EXIT_VIOLATION && c.confirmed_where_reached() {
+                    line.push_str(" (fix confirmed where reached)");
+                }
+                (self.expect.accepts(c), word, line)
+            }
+            Err(e) => (
+                false,
+                "error",
+                e.to_string().lines().next().unwrap_or_default().to_string(),
+            ),
+        };
+        let row = format!(
+            "  {:<11} {:<27} {:<13} seeds {} {}: {} against {}\n  {:<11} {line}",
+            if held { "as expected" } else { "DIFFERS" },
+            self.expect.word(),
+            word,
+            seeds_text(&self.seeds),
+            self.scenario.display(),
+            self.builds[0],
+            self.builds[1],
+            ""
+        );
+        (held, row)
+    }
+}
+
+/// Seeds as `--seeds` takes them: `1..3` when consecutive, else `1,4,9`.
+fn seeds_text(seeds: &[u64]) -> String {
+    match (seeds.first(), seeds.last()) {
+        (Some(first), Some(last))
+            if seeds.len() > 1 && seeds.windows(2).all(|w| w[0].checked_add(1) == Some(w[1])) =>
+        {
+            format!("{first}..{last}")
+        }
+        _ => seeds
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
+/// Every comparison of the suite, in the suite's order.
+pub fn comparisons(suite: &Suite, base: &Path) -> Vec<Comparison> {
+    suite
+        .scenarios
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Compare(c) => Some(Comparison {
+                scenario: resolve(base, &c.scenario),
+                builds: c.builds.clone(),
+                paths_from: base.to_path_buf(),
+                seeds: c.seeds.clone(),
+                expect: c.expect,
+            }),
+            Entry::Plays(_) => None,
+        })
+        .collect()
+}
+
+/// What a suite, or one shard of it, plays.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Work {
+    pub plays: Vec<Play>,
+    pub comparisons: Vec<Comparison>,
+}
+
+impl Work {
+    /// One shard's share. Plays go round-robin in the suite's order, as they always have; a
+    /// comparison is one unit of work that continues the round-robin after the last play (the
+    /// first lands on a shard with one play fewer, the next on the shard after it).
+    pub fn shard(self, shard: Shard) -> Work {
+        let played = self.plays.len();
+        Work {
+            plays: shard.share(0, self.plays),
+            comparisons: shard.share(played, self.comparisons),
+        }
+    }
+}
+
+/// The plays and comparisons of a suite file, optionally only one shard's share.
+pub fn load_work(path: &Path, shard: Option<Shard>) -> Result<Work> {
     let suite = load(path)?;
     let base = path.parent().unwrap_or(Path::new("."));
-    let all = expand(&suite, base);
+    let all = Work {
+        plays: expand(&suite, base),
+        comparisons: comparisons(&suite, base),
+    };
     Ok(match shard {
-        Some(s) => all
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| s.keeps(*i))
-            .map(|(_, p)| p)
-            .collect(),
+        Some(s) => all.shard(s),
         None => all,
     })
 }
@@ -333,6 +683,7 @@ pub fn plays(path: &Path, shard: Option<Shard>) -> Result<Vec<Play>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rates::{Class, Tally};
 
     const SUITE: &str = "name: nightly\nscenarios:\n  - scenario: etcd/a.yaml\n    seeds: 4\n    first_seed: 10\n  - scenario: /abs/b.yaml\n    seeds: [3, 5]\n";
 
@@ -422,6 +773,243 @@ mod tests {
         let many = "  - scenario: a.yaml\n    seeds: 10000\n".repeat(11);
         let e = parse(&format!("scenarios:\n{many}")).unwrap_err();
         assert!(e.contains("at most 100000"), "{e}");
+    }
+
+    const COMPARE: &str = "  - compare: ../scenarios/ozone/x.yaml\n    builds: [2.2.0, \"2.2.0+../fixes/F.patch\"]\n    seeds: 3\n    first_seed: 2\n    expect: fix-confirmed\n";
+
+    #[test]
+    fn compare_entries_parse_and_resolve_against_the_suite() {
+        let s = parse(&format!("{SUITE}{COMPARE}  - compare: r.yaml\n    builds: [set:A=no, set:A=always]\n    seeds: [4, 9]\n    expect: fix-confirmed-where-reached\n  - compare: r.yaml\n    builds: [set:A=no, set:A=always]\n    seeds: 1\n")).unwrap();
+        // Comparisons are not plays: the plays are SUITE's own.
+        assert_eq!(
+            expand(&s, Path::new("suites")),
+            expand(&parse(SUITE).unwrap(), Path::new("suites"))
+        );
+        let c = comparisons(&s, Path::new("suites"));
+        assert_eq!(
+            c[0],
+            Comparison {
+                scenario: "suites/../scenarios/ozone/x.yaml".into(),
+                builds: ["2.2.0".into(), "2.2.0+../fixes/F.patch".into()],
+                paths_from: "suites".into(),
+                seeds: vec![2, 3, 4],
+                expect: CompareExpect::FixConfirmed,
+            }
+        );
+        assert_eq!(c[1].seeds, [4, 9]);
+        assert_eq!(c[1].expect, CompareExpect::FixConfirmedWhereReached);
+        assert_eq!(
+            c[2].expect,
+            CompareExpect::Any,
+            "no expect: either conclusion"
+        );
+        // A patch of a build is found from the suite's folder, as `chaos compare` would from the
+        // working directory.
+        assert_eq!(
+            Build::parse(&c[0].builds[1])
+                .unwrap()
+                .relative_to(&c[0].paths_from),
+            Build::Patched("2.2.0".into(), vec!["suites/../fixes/F.patch".into()])
+        );
+    }
+
+    /// Each wrong compare entry is refused with the file's line and column and what is wrong.
+    #[test]
+    fn wrong_compare_entries_are_located() {
+        let refused = |entry: &str| {
+            parse(&format!(
+                "scenarios:\n  - scenario: a.yaml\n    seeds: 1\n{entry}"
+            ))
+            .unwrap_err()
+        };
+        for (entry, expected) in [
+            (
+                "  - compare: c.yaml\n    builds: [2.2.0]\n    seeds: 1\n",
+                ":4:5: c.yaml: `builds:` names 1 build(s); a comparison needs two",
+            ),
+            (
+                "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1, 2.0.0]\n    seeds: 1\n",
+                ":4:5: c.yaml: `builds:` names 3 build(s)",
+            ),
+            (
+                "  - compare: c.yaml\n    seeds: 1\n",
+                ":4:5: c.yaml: a compare entry needs `builds: [A, B]`",
+            ),
+            (
+                "  - compare: c.yaml\n    scenario: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n",
+                ":4:5: an entry plays `scenario:` or compares two builds on `compare:`, not both",
+            ),
+            (
+                "  - seeds: 1\n",
+                ":4:5: an entry names `scenario: FILE` (plays) or `compare: FILE` (two builds)",
+            ),
+            (
+                "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n    colour: red\n",
+                ":7:5: scenarios[1].colour: unknown field `colour`",
+            ),
+            (
+                "  - compare: c.yaml\n    builds: [2.2.0, master]\n    seeds: 1\n",
+                ":4:5: c.yaml: `builds:` `master`: not a build",
+            ),
+            (
+                "  - compare: c.yaml\n    builds: [set:A=1, set:A=1]\n    seeds: 1\n",
+                ":4:5: c.yaml: `builds:` names set:A=1 twice",
+            ),
+            (
+                "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 0\n",
+                ":4:5: c.yaml: `seeds` must be at least 1",
+            ),
+            (
+                "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n    expect: pass\n",
+                "not `pass`",
+            ),
+            (
+                "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n    expect: { 1: fail }\n",
+                "not one per seed",
+            ),
+            (
+                "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n    rate: { held: 50% }\n",
+                "not to `rate:`",
+            ),
+            (
+                "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n    expect: fixed\n",
+                ":7:13: scenarios[1].expect: ",
+            ),
+            (
+                "  - scenario: c.yaml\n    seeds: 1\n    expect: fix-confirmed\n",
+                ":4:5: c.yaml: `fix-confirmed` is what a compare entry expects",
+            ),
+            (
+                "  - scenario: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n",
+                ":4:5: c.yaml: `builds:` belongs to a compare entry",
+            ),
+        ] {
+            let e = refused(entry);
+            assert!(e.starts_with(expected) || e.contains(expected), "{entry}: {e}");
+            assert!(e.starts_with(':'), "{e}");
+        }
+        // A comparison plays two runs per seed, and they count toward the suite's limit.
+        let many = "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 10000\n".repeat(6);
+        let e = parse(&format!("scenarios:\n{many}")).unwrap_err();
+        assert!(e.contains("120000 plays in all"), "{e}");
+    }
+
+    /// Adding comparisons anywhere in a suite moves no plain play to another shard; each
+    /// comparison lands in exactly one shard, the same one every time, spread over the shards.
+    #[test]
+    fn comparisons_shard_without_moving_plays() {
+        let plain = parse(SUITE).unwrap();
+        // SUITE with a comparison before, between and after its two entries.
+        let (a, b) = (
+            "  - scenario: etcd/a.yaml\n    seeds: 4\n    first_seed: 10\n",
+            "  - scenario: /abs/b.yaml\n    seeds: [3, 5]\n",
+        );
+        assert_eq!(SUITE, format!("name: nightly\nscenarios:\n{a}{b}"));
+        let mixed = parse(&format!("scenarios:\n{COMPARE}{a}{COMPARE}{b}{COMPARE}")).unwrap();
+        assert_eq!(comparisons(&mixed, Path::new(".")).len(), 3);
+        let work = |s: &Suite| Work {
+            plays: expand(s, Path::new(".")),
+            comparisons: comparisons(s, Path::new(".")),
+        };
+        for n in 1..=4 {
+            let mut landed = Vec::new();
+            for i in 1..=n {
+                let shard = Shard { index: i, count: n };
+                let share = work(&mixed).shard(shard);
+                let key = |p: &Play| (p.scenario.clone(), p.seed, p.expect);
+                assert_eq!(
+                    share.plays.iter().map(key).collect::<Vec<_>>(),
+                    work(&plain)
+                        .shard(shard)
+                        .plays
+                        .iter()
+                        .map(key)
+                        .collect::<Vec<_>>(),
+                    "shard {i}/{n}: the same plays as without comparisons"
+                );
+                assert_eq!(share, work(&mixed).shard(shard), "deterministic");
+                landed.extend(share.comparisons.iter().map(|c| (i, c.clone())));
+            }
+            assert_eq!(landed.len(), 3, "{n} shards: each comparison exactly once");
+            // 6 plays: the comparisons continue the round-robin at positions 6, 7, 8.
+            let shards: Vec<usize> = landed.iter().map(|(i, _)| *i).collect();
+            let want: Vec<usize> = (6..9).map(|p| p % n + 1).collect();
+            let mut sorted = want.clone();
+            sorted.sort_unstable();
+            assert_eq!(shards, sorted, "{n} shards");
+        }
+    }
+
+    fn compared(exit_code: i32, a: &[Class], b: &[Class]) -> Compared {
+        let tally = |classes: &[Class]| {
+            let mut t = Tally::default();
+            classes.iter().for_each(|c| t.add(*c, 1.0));
+            t
+        };
+        Compared {
+            exit_code,
+            conclusion: "the conclusion".into(),
+            preconditions: true,
+            sides: vec![("A".into(), tally(a)), ("B".into(), tally(b))],
+            dir: PathBuf::new(),
+        }
+    }
+
+    /// What each expectation accepts of what compare concluded, and the closing table's rows.
+    #[test]
+    fn comparisons_held_to_their_conclusion() {
+        use Class::{Confirmed, Held, NotReached};
+        let fixed = compared(EXIT_OK, &[Confirmed; 3], &[Held; 3]);
+        let unreached = compared(EXIT_VIOLATION, &[Confirmed; 3], &[Held, NotReached, Held]);
+        let regressed = compared(EXIT_VIOLATION, &[Confirmed; 3], &[Held, Confirmed, Held]);
+        let nothing = compared(EXIT_VIOLATION, &[NotReached; 3], &[Held; 3]);
+        let broken = compared(
+            crate::error::EXIT_INFRA,
+            &[Confirmed; 3],
+            &[Class::Error; 3],
+        );
+        use CompareExpect::*;
+        for (expect, accepted) in [
+            (FixConfirmed, [true, false, false, false, false]),
+            (FixConfirmedWhereReached, [true, true, false, false, false]),
+            (NotConfirmed, [false, true, true, true, false]),
+            (Any, [true, true, true, true, false]),
+        ] {
+            let got: Vec<bool> = [&fixed, &unreached, &regressed, &nothing, &broken]
+                .iter()
+                .map(|c| expect.accepts(c))
+                .collect();
+            assert_eq!(got, accepted, "{}", expect.word());
+        }
+        let mut c = comparisons(
+            &parse(&format!("scenarios:\n{COMPARE}")).unwrap(),
+            Path::new("s"),
+        )
+        .remove(0);
+        let (held, row) = c.held(&Ok(fixed));
+        assert!(held);
+        assert_eq!(
+            row,
+            "  as expected fix-confirmed               fix-confirmed seeds 2..4 s/../scenarios/ozone/x.yaml: 2.2.0 against 2.2.0+../fixes/F.patch\n              the conclusion"
+        );
+        let (held, row) = c.held(&Ok(regressed));
+        assert!(
+            !held && row.starts_with("  DIFFERS     fix-confirmed               not-confirmed"),
+            "{row}"
+        );
+        c.expect = FixConfirmedWhereReached;
+        let (held, row) = c.held(&Ok(unreached));
+        assert!(
+            held && row.ends_with("the conclusion (fix confirmed where reached)"),
+            "{row}"
+        );
+        let (held, row) = c.held(&Err(HarnessError::infra("patch.sh failed\nmore")));
+        assert!(
+            !held && row.contains(" error ") && row.ends_with("patch.sh failed"),
+            "{row}"
+        );
+        assert_eq!(seeds_text(&[1, 4, 9]), "1,4,9");
+        assert_eq!(seeds_text(&[7]), "7");
     }
 
     #[test]

@@ -267,6 +267,45 @@ fn a_suite_past_its_limits_is_refused() {
     }
 }
 
+/// A comparison that cannot be played is refused in one line, exit 254, before any container
+/// starts: one build (at its line and column), and a patch that is not there (found from the
+/// suite's folder, named with the suite and the entry).
+#[test]
+fn a_suite_with_a_wrong_comparison_is_refused() {
+    let dir = scratch("suite-compare");
+    let scenario = repo().join("scenarios/ozone/recover-lease-divergence.yaml");
+    for (name, builds, expected) in [
+        (
+            "one-build.yaml",
+            "[2.2.0]",
+            "one-build.yaml:2:5: ".to_string(),
+        ),
+        (
+            "no-patch.yaml",
+            "[2.2.0, \"2.2.0+no-such.patch\"]",
+            format!(
+                "no-patch.yaml: compare {}: patch {}: no such file",
+                scenario.display(),
+                dir.join("no-such.patch").display()
+            ),
+        ),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "scenarios:\n  - compare: {}\n    builds: {builds}\n    seeds: 1\n",
+                scenario.display()
+            ),
+        )
+        .unwrap();
+        let (code, err) = code_and_stderr(&chaos(&["run", "--suite", &path.to_string_lossy()]));
+        assert_eq!(code, 254, "{name}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(&expected), "{name}: {err}");
+    }
+}
+
 /// A history cut short by a harness that died mid-line is still checked, and says so; a bad
 /// line elsewhere names its line and column; the report names the lines it could not read.
 #[test]

@@ -2,17 +2,23 @@
 //! played on two builds that differ by one setting, `appendfsync no` (acknowledged writes lost
 //! in a crash that drops un-fsynced data) against `appendfsync always` (nothing lost), over the
 //! same seeds. The comparison must find the bug on the first and not on the second, say so in
-//! its conclusion, exit 0, and leave compare.json and a page linking each run's report.
+//! its conclusion, exit 0, and leave compare.json and a page linking each run's report. Then the
+//! same pair as a suite's comparison, held to `expect: fix-confirmed` by `chaos run --suite`.
 
 mod common;
 
 use std::process::Command;
+use std::sync::Mutex;
 
 use common::repo;
 use serde_json::Value;
 
+/// Each test starts Redis clusters: one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
 #[test]
 fn redis_appendfsync_no_against_always() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let out = repo()
         .join("target/e2e-runs")
         .join(format!("compare-{}", std::process::id()));
@@ -155,5 +161,80 @@ fn redis_appendfsync_no_against_always() {
         assert_eq!(output.status.code(), Some(254), "{args:?}: {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(stderr.contains(words), "{stderr}");
+    }
+}
+
+/// A suite with one comparison (the same Redis pair, one seed per side): `chaos run --suite`
+/// plays it through `chaos compare`'s own code into the run's --out, on the one shard it lands
+/// in, and holds it to its `expect:` in the closing table.
+#[test]
+fn a_suite_holds_a_comparison_to_its_conclusion() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = repo()
+        .join("target/e2e-runs")
+        .join(format!("suite-compare-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    // The scenario's path is relative to the suite file, as in suites/nightly.yaml.
+    let suite = out.join("suite.yaml");
+    std::fs::write(
+        &suite,
+        "name: compare-in-a-suite\nscenarios:\n  - compare: ../../../scenarios/redis/lose-unsynced.yaml\n    builds: [set:APPENDFSYNC=no, set:APPENDFSYNC=always]\n    seeds: 1\n    first_seed: 1\n    expect: fix-confirmed\n",
+    )
+    .unwrap();
+    let play = |shard: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_chaos"))
+            .current_dir(repo())
+            .args(["run", "--suite"])
+            .arg(&suite)
+            .args(["--shard", shard, "--out"])
+            .arg(&out)
+            .output()
+            .expect("chaos runs");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        eprintln!(
+            "--- {shard}: stdout\n{stdout}--- stderr\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (output.status.code(), stdout)
+    };
+    // No play precedes it, so the comparison lands on the first shard; the second plays nothing.
+    let (code, _) = play("2/2");
+    assert_eq!(code, Some(0));
+    assert!(!out.join("compare").exists(), "shard 2/2 compared nothing");
+
+    let (code, stdout) = play("1/2");
+    let dir = std::fs::read_dir(out.join("compare/redis-lose-unsynced"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("compare.json")).unwrap()).unwrap();
+    let conclusion = record["conclusion"].as_str().unwrap();
+    assert!(
+        stdout.contains(conclusion),
+        "the table shows the conclusion"
+    );
+    if record["confirmed"] == true {
+        assert_eq!(code, Some(0), "fix confirmed, as expected: exit 0");
+        assert!(stdout.contains("  as expected fix-confirmed "), "{stdout}");
+        assert!(
+            stdout.contains("1 of 1 comparisons as expected"),
+            "{stdout}"
+        );
+    } else {
+        // A seed that did not reach its preconditions is no evidence: compare says not
+        // confirmed, and the suite says the comparison differs from its expectation (exit 1).
+        assert_eq!(code, Some(1), "{conclusion}");
+        assert!(conclusion.contains("not reached"), "{conclusion}");
+        assert!(stdout.contains("  DIFFERS     fix-confirmed "), "{stdout}");
+    }
+    // compare's own folder: compare.json, the page, a run folder per build.
+    assert!(dir.join("index.html").is_file());
+    for folder in ["set_APPENDFSYNC=no", "set_APPENDFSYNC=always"] {
+        let run = dir.join(folder).join("s1");
+        assert!(run.join("result.json").is_file(), "{}", run.display());
     }
 }

@@ -348,15 +348,20 @@ proptest! {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
-    /// A mutated suite file parses or is refused; one that parses expands into its plays.
+    /// A mutated suite file parses or is refused; one that parses expands into its plays and
+    /// comparisons, and splits into shards.
     #[test]
     fn suite_reader(edits in edits(), shard in 1usize..4) {
         static TEXT: OnceLock<String> = OnceLock::new();
         let text = TEXT.get_or_init(|| std::fs::read_to_string(repo().join("suites/nightly.yaml")).unwrap());
         if let Ok(suite) = chaos::suite::parse(&apply(text, &edits)) {
-            let plays = chaos::suite::expand(&suite, &repo().join("suites"));
+            let base = repo().join("suites");
+            let work = chaos::suite::Work {
+                plays: chaos::suite::expand(&suite, &base),
+                comparisons: chaos::suite::comparisons(&suite, &base),
+            };
             let shard: chaos::suite::Shard = format!("{shard}/3").parse().unwrap();
-            let _ = plays.iter().enumerate().filter(|(i, _)| shard.keeps(*i)).count();
+            let _ = work.shard(shard);
         }
     }
 }

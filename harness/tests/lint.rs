@@ -37,14 +37,22 @@ fn every_shipped_scenario_is_valid() {
     assert_eq!(code, 0, "{out}");
 }
 
-/// The shipped nightly suite loads, and every scenario it plays is valid.
+/// The shipped nightly suite loads, every scenario it plays is valid, and every comparison's
+/// builds are (their patches found from the suite's folder).
 #[test]
 fn the_nightly_suite_names_valid_scenarios() {
-    let plays = chaos::suite::plays(&repo().join("suites/nightly.yaml"), None).unwrap();
-    assert!(plays.len() >= 12, "{} plays", plays.len());
-    let paths: Vec<PathBuf> = plays.into_iter().map(|p| p.scenario).collect();
+    let suite = repo().join("suites/nightly.yaml");
+    let work = chaos::suite::load_work(&suite, None).unwrap();
+    assert!(work.plays.len() >= 12, "{} plays", work.plays.len());
+    let paths: Vec<PathBuf> = work.plays.into_iter().map(|p| p.scenario).collect();
     let (code, out) = lint(&paths);
     assert_eq!(code, 0, "{out}");
+    assert!(!work.comparisons.is_empty());
+    for c in &work.comparisons {
+        if let Err(e) = c.prepare(&suite, Path::new("unused"), None) {
+            panic!("{}: {e}", c.scenario.display());
+        }
+    }
 }
 
 /// Each broken scenario names file:line:column, the key path and what was expected; exit 254.

@@ -503,15 +503,18 @@ fn shards_together_play_every_scenario_and_seed_once() {
         "name: nightly\nscenarios:\n  - scenario: etcd/register-faults.yaml\n    seeds: 5\n  - scenario: etcd/stale-reads.yaml\n    seeds: [3, 7, 11, 19]\n  - scenario: redis/lost-writes.yaml\n    seeds: 2\n    first_seed: 100\n",
     )
     .unwrap();
-    let all = chaos::suite::plays(&suite, None).unwrap();
+    let all = chaos::suite::load_work(&suite, None).unwrap().plays;
     assert_eq!(all.len(), 11);
     let mut union = Vec::new();
     for i in 1..=3 {
         let shard: chaos::suite::Shard = format!("{i}/3").parse().unwrap();
-        let part = chaos::suite::plays(&suite, Some(shard)).unwrap();
+        let part = chaos::suite::load_work(&suite, Some(shard)).unwrap().plays;
         assert!((3..=4).contains(&part.len()), "shard {i}: {}", part.len());
         // Deterministic: the same share every time.
-        assert_eq!(part, chaos::suite::plays(&suite, Some(shard)).unwrap());
+        assert_eq!(
+            part,
+            chaos::suite::load_work(&suite, Some(shard)).unwrap().plays
+        );
         union.extend(part);
     }
     let mut want = all.clone();
@@ -521,6 +524,27 @@ fn shards_together_play_every_scenario_and_seed_once() {
     assert!(all
         .iter()
         .any(|p| p.scenario == root.join("etcd/stale-reads.yaml") && p.seed == 19));
+
+    // A comparison added between the entries moves no play to another shard.
+    let with_compare = root.join("with-compare.yaml");
+    let text = std::fs::read_to_string(&suite).unwrap().replace(
+        "  - scenario: etcd/stale-reads.yaml",
+        "  - compare: redis/lose-unsynced.yaml\n    builds: [set:A=no, set:A=always]\n    seeds: 2\n  - scenario: etcd/stale-reads.yaml",
+    );
+    std::fs::write(&with_compare, text).unwrap();
+    let mut comparisons = 0;
+    for i in 1..=3 {
+        let shard: chaos::suite::Shard = format!("{i}/3").parse().unwrap();
+        let plain = chaos::suite::load_work(&suite, Some(shard)).unwrap();
+        let mixed = chaos::suite::load_work(&with_compare, Some(shard)).unwrap();
+        let key = |p: &chaos::suite::Play| (p.scenario.clone(), p.seed);
+        assert_eq!(
+            mixed.plays.iter().map(key).collect::<Vec<_>>(),
+            plain.plays.iter().map(key).collect::<Vec<_>>()
+        );
+        comparisons += mixed.comparisons.len();
+    }
+    assert_eq!(comparisons, 1, "the comparison plays on one shard");
 }
 
 /// Prints the time to render and the size of the page for 1,000, 10,000 and 100,000
