@@ -147,12 +147,64 @@ impl Expect {
 
 /// `expect: fail` for every seed of the entry, or `expect: { 3: fail }` per seed; or, for a
 /// compare entry, the conclusion it must reach.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug)]
 pub enum ExpectSpec {
     All(Expect),
     PerSeed(BTreeMap<u64, Expect>),
     Conclusion(CompareExpect),
+}
+
+/// Every word `expect:` takes, for the message that refuses another.
+const EXPECT_WORDS: &str = "pass, fail or any (a scenario entry; or a map of seed to one of \
+                            them), fix-confirmed, fix-confirmed-where-reached, not-confirmed or \
+                            any (a compare entry)";
+
+// By hand rather than `untagged`, whose refusal names no word: a misspelt expectation is told
+// which words there are.
+impl<'de> Deserialize<'de> for ExpectSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Words;
+        impl<'de> serde::de::Visitor<'de> for Words {
+            type Value = ExpectSpec;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "one of {EXPECT_WORDS}")
+            }
+
+            fn visit_str<E: serde::de::Error>(
+                self,
+                word: &str,
+            ) -> std::result::Result<ExpectSpec, E> {
+                Ok(match word {
+                    "pass" => ExpectSpec::All(Expect::Pass),
+                    "fail" => ExpectSpec::All(Expect::Fail),
+                    "any" => ExpectSpec::All(Expect::Any),
+                    "fix-confirmed" => ExpectSpec::Conclusion(CompareExpect::FixConfirmed),
+                    "fix-confirmed-where-reached" => {
+                        ExpectSpec::Conclusion(CompareExpect::FixConfirmedWhereReached)
+                    }
+                    "not-confirmed" => ExpectSpec::Conclusion(CompareExpect::NotConfirmed),
+                    other => {
+                        return Err(E::custom(format!(
+                            "`{other}` is not an expectation; expected {EXPECT_WORDS}"
+                        )))
+                    }
+                })
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<ExpectSpec, A::Error> {
+                let mut per_seed = BTreeMap::new();
+                while let Some((seed, expect)) = map.next_entry::<u64, Expect>()? {
+                    per_seed.insert(seed, expect);
+                }
+                Ok(ExpectSpec::PerSeed(per_seed))
+            }
+        }
+        d.deserialize_any(Words)
+    }
 }
 
 /// What a comparison of a suite must conclude, in `chaos compare`'s words.
@@ -707,9 +759,18 @@ mod tests {
         assert!(Expect::Fail.accepts(1) && !Expect::Fail.accepts(0));
         assert!(Expect::Pass.accepts(0) && !Expect::Pass.accepts(2));
         assert!(Expect::Any.accepts(2) && !Expect::Any.accepts(255));
+        // A word that is none of them is refused at its place, with the words there are.
+        let e = parse("scenarios:\n  - scenario: a.yaml\n    seeds: 1\n    expect: maybe\n")
+            .unwrap_err();
         assert!(
-            parse("scenarios:\n  - scenario: a.yaml\n    seeds: 1\n    expect: maybe\n").is_err()
+            e.contains("4:13")
+                && e.contains("`maybe` is not an expectation")
+                && e.contains("fix-confirmed-where-reached"),
+            "{e}"
         );
+        let e = parse("scenarios:\n  - scenario: a.yaml\n    seeds: 1\n    expect: { 1: passs }\n")
+            .unwrap_err();
+        assert!(e.contains("passs"), "{e}");
     }
 
     #[test]
