@@ -155,9 +155,12 @@ pub enum ExpectSpec {
 }
 
 /// Every word `expect:` takes, for the message that refuses another.
-const EXPECT_WORDS: &str = "pass, fail or any (a scenario entry; or a map of seed to one of \
-                            them), fix-confirmed, fix-confirmed-where-reached, not-confirmed or \
-                            any (a compare entry)";
+fn expect_words() -> String {
+    format!(
+        "pass, fail or any (a scenario entry; or a map of seed to one of them), {CONCLUSIONS} (a \
+         compare entry)"
+    )
+}
 
 // By hand rather than `untagged`, whose refusal names no word: a misspelt expectation is told
 // which words there are.
@@ -168,28 +171,29 @@ impl<'de> Deserialize<'de> for ExpectSpec {
             type Value = ExpectSpec;
 
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                write!(f, "one of {EXPECT_WORDS}")
+                write!(f, "one of {}", expect_words())
             }
 
             fn visit_str<E: serde::de::Error>(
                 self,
                 word: &str,
             ) -> std::result::Result<ExpectSpec, E> {
-                Ok(match word {
-                    "pass" => ExpectSpec::All(Expect::Pass),
-                    "fail" => ExpectSpec::All(Expect::Fail),
-                    "any" => ExpectSpec::All(Expect::Any),
-                    "fix-confirmed" => ExpectSpec::Conclusion(CompareExpect::FixConfirmed),
-                    "fix-confirmed-where-reached" => {
-                        ExpectSpec::Conclusion(CompareExpect::FixConfirmedWhereReached)
-                    }
-                    "not-confirmed" => ExpectSpec::Conclusion(CompareExpect::NotConfirmed),
-                    other => {
-                        return Err(E::custom(format!(
-                            "`{other}` is not an expectation; expected {EXPECT_WORDS}"
-                        )))
-                    }
-                })
+                let plays = [Expect::Pass, Expect::Fail, Expect::Any];
+                let conclusions = [
+                    CompareExpect::FixConfirmed,
+                    CompareExpect::FixConfirmedWhereReached,
+                    CompareExpect::NotConfirmed,
+                ];
+                if let Some(e) = plays.into_iter().find(|e| e.word() == word) {
+                    Ok(ExpectSpec::All(e))
+                } else if let Some(c) = conclusions.into_iter().find(|c| c.word() == word) {
+                    Ok(ExpectSpec::Conclusion(c))
+                } else {
+                    Err(E::custom(format!(
+                        "`{word}` is not an expectation; expected {}",
+                        expect_words()
+                    )))
+                }
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(
@@ -208,8 +212,7 @@ impl<'de> Deserialize<'de> for ExpectSpec {
 }
 
 /// What a comparison of a suite must conclude, in `chaos compare`'s words.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CompareExpect {
     /// "fix confirmed" (compare's exit 0): the bug on A on every seed, on B on none.
     FixConfirmed,
