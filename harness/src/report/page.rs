@@ -8,7 +8,7 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::analyze::{self, AppliedKind, Excerpt, LatencyRow};
 use super::data;
-use super::load::{show, Clock, LogLine, Op, OpStatus, RunFolder};
+use super::load::{show, shown, Clock, LogLine, Op, OpStatus, RunFolder};
 use super::violations::{self, short_id, CheckView, Retried, Violation};
 use crate::faults::kinds::Action;
 use crate::faults::log::{self as fault_log, Window};
@@ -111,7 +111,8 @@ fn ms(v: f64) -> String {
 pub fn render(m: &Model) -> Markup {
     let r = &m.run.result;
     let verdict = show(&r["verdict"]);
-    let scenario = show(&r["scenario"]);
+    let meta = &m.run.meta;
+    let scenario = shown(&meta.scenario);
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -120,7 +121,7 @@ pub fn render(m: &Model) -> Markup {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 link rel="icon" href="data:,";
                 meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'none'";
-                title { (scenario) " seed " (show(&r["seed"])) ": " (verdict_words(&verdict)) " — chaos" }
+                title { (scenario) " seed " (shown(&meta.seed)) ": " (verdict_words(&verdict)) " — chaos" }
                 style { (PreEscaped(CSS)) }
             }
             body {
@@ -249,7 +250,8 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
         _ => verdict,
     };
     let (sentence, anchor) = verdict_sentence(m);
-    let description = r["description"].as_str().map(first_sentence);
+    let meta = &m.run.meta;
+    let description = meta.description.as_deref().map(first_sentence);
     let workload_at = m.clock.t0 as f64 / 1e9;
     html! {
         section #summary class={"summary s-" (border)} {
@@ -311,14 +313,14 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
             }
             div.facts {
                 dl {
-                    dt { "system" } dd { (show(&r["system"]))
+                    dt { "system" } dd { (shown(&meta.system))
                         @for (name, v) in &m.versions { " · " (name) " " (v) } }
-                    dt { "seed" } dd { (show(&r["seed"])) }
+                    dt { "seed" } dd { (shown(&meta.seed)) }
                     dt { "reproduce" } dd.repro {
-                        code #repro { (show(&r["command"])) }
+                        code #repro { (shown(&meta.command)) }
                         button type="button" data-copy="repro" { "copy" }
                     }
-                    dt { "started" } dd { (show(&r["started"])) " · run id " (show(&r["run_id"])) }
+                    dt { "started" } dd { (shown(&meta.started)) " · run id " (shown(&meta.run_id)) }
                     dt { "time base" } dd {
                         "seconds from the workload's start, as the scenario's " code { "at:" } " counts them; the cluster started "
                         (format!("{workload_at:.1} s")) " before it"
@@ -343,7 +345,7 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                         }
                         @if stats["by_kind"].as_object().is_some() { span.muted { " (ok/fail/info)" } }
                     }
-                    dt { "duration" } dd { (format!("{:.1} s", r["duration_s"].as_f64().unwrap_or(m.end as f64 / 1e9))) ", of which the workload and final reads " (format!("{:.1} s", m.clock.s(m.end).max(0.0))) }
+                    dt { "duration" } dd { (format!("{:.1} s", meta.duration_s.unwrap_or(m.end as f64 / 1e9))) ", of which the workload and final reads " (format!("{:.1} s", m.clock.s(m.end).max(0.0))) }
                 }
             }
             @if let Some((first, rest)) = &description {

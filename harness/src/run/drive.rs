@@ -42,8 +42,9 @@ pub(super) async fn drive(
     };
     let io = |e: std::io::Error| HarnessError::infra(format!("cannot write the run folder: {e}"));
     let run_dir = stage.run_dir;
-    let recorder =
-        Arc::new(Recorder::create(&run_dir.join("history.jsonl"), stage.run_start).map_err(io)?);
+    let recorder = Arc::new(
+        Recorder::create(&run_dir.join(crate::run_folder::HISTORY), stage.run_start).map_err(io)?,
+    );
     let fault_log = FaultLog::create(run_dir).map_err(io)?;
     let ready_within = systems::lookup(&stage.loaded.spec.system.value)
         .map_or(Duration::from_secs(120), |info| info.ready_within);
