@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::junit::{self, RunCases};
 use super::load::{read_inside, redact_value, show, shown};
 use crate::error::{HarnessError, Result};
-use crate::run_folder::RunMeta;
+use crate::run_folder::{Build, RunMeta};
 
 /// One row of the index.
 #[derive(Clone, Debug)]
@@ -163,9 +163,7 @@ fn entry(dir: &Path, run: &Path) -> Option<Entry> {
         confirmation: result["confirmation"].as_str().map(str::to_string),
         preconditions: super::preconditions(&result),
         class: crate::rates::Class::of_result(&result),
-        build: crate::run_folder::read_object(run, "build.json")
-            .ok()
-            .and_then(|b| b["build"].as_str().map(str::to_string)),
+        build: Build::of_run(run),
     })
 }
 
@@ -364,11 +362,7 @@ pub fn render_index(dir: &Path) -> Result<Vec<Entry>> {
 /// it (a scenario's runs land in one folder, as the index lists them): None with no other run.
 pub fn sibling_tally(run_dir: &Path, result: &Value) -> Option<crate::rates::Tally> {
     let parent = run_dir.parent()?;
-    let build = |dir: &Path| {
-        crate::run_folder::read_object(dir, "build.json")
-            .ok()
-            .and_then(|b| b["build"].as_str().map(str::to_string))
-    };
+    let build = Build::of_run;
     let own_build = build(run_dir);
     let scenario = RunMeta::of(result).scenario;
     let mut tally = crate::rates::Tally::default();

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::error::{HarnessError, Result};
 pub use crate::redact::{redact, redact_value};
-use crate::run_folder::{parse_faults, read, FaultEvent, RunMeta, FAULTS, HISTORY};
+use crate::run_folder::{parse_faults, read, FaultEvent, RunMeta, ShrinkSummary, FAULTS, HISTORY};
 pub use crate::run_folder::{parse_log, Clock, LogLine};
 
 /// OpStatus of an operation.
@@ -109,7 +109,7 @@ pub struct RunFolder {
     /// of the folder, a file too large): the report says so rather than show them as empty.
     pub unread: Vec<String>,
     /// shrink/shrink.json, once `chaos shrink` has looked for a smaller schedule.
-    pub shrink: Option<Value>,
+    pub shrink: Option<ShrinkSummary>,
 }
 
 /// Reads `rel` inside `dir`, refusing anything whose real path is outside the folder.
@@ -158,7 +158,7 @@ pub fn load(dir: &Path) -> Result<RunFolder> {
         logs,
         bad_lines,
         unread,
-        shrink: read_inside(dir, "shrink/shrink.json").and_then(|t| serde_json::from_str(&t).ok()),
+        shrink: ShrinkSummary::read(dir),
     })
 }
 

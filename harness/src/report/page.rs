@@ -14,6 +14,7 @@ use crate::faults::kinds::Action;
 use crate::faults::log::{self as fault_log, Window};
 use crate::rates::{Class, Tally};
 use crate::run_folder::{FaultEvent, Phase};
+use crate::run_folder::{ShrinkSummary, ShrunkSchedule};
 
 pub const CSS: &str = include_str!("report.css");
 
@@ -472,25 +473,26 @@ fn faults(m: &Model) -> Markup {
 
 /// What `chaos shrink` found: the recorded schedule beside the smallest one that still fails,
 /// and every trial it played.
-fn shrunk(s: &serde_json::Value) -> Markup {
-    let steps = |v: &serde_json::Value| -> Vec<String> {
-        v["steps"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|x| show(&x["describe"]))
+fn shrunk(s: &ShrinkSummary) -> Markup {
+    let steps = |v: &Option<ShrunkSchedule>| -> Vec<String> {
+        v.iter()
+            .flat_map(|v| &v.steps)
+            .map(|x| shown(&x.describe))
             .collect()
     };
-    let (original, minimal) = (&s["original"], &s["minimal"]);
+    let workload =
+        |v: &Option<ShrunkSchedule>| shown(&v.as_ref().and_then(|v| v.workload_text.as_ref()));
+    let (original, minimal) = (&s.original, &s.minimal);
+    let trials = s.trials.as_deref().unwrap_or_default();
     html! {
         section #shrink {
             h2 { "Shrunk schedule" }
-            p { (show(&s["conclusion"])) }
+            p { (shown(&s.conclusion)) }
             table.shrink {
                 thead { tr { th {} th { "recorded run" } th { "smallest that still fails" } } }
                 tbody {
                     tr { th { "fault steps" } td { (steps(original).len()) } td { (steps(minimal).len()) } }
-                    tr { th { "workload" } td { (show(&original["workload_text"])) } td { (show(&minimal["workload_text"])) } }
+                    tr { th { "workload" } td { (workload(original)) } td { (workload(minimal)) } }
                     tr {
                         th { "schedule" }
                         td { @for line in steps(original) { div.step { (line) } } }
@@ -498,22 +500,22 @@ fn shrunk(s: &serde_json::Value) -> Markup {
                     }
                 }
             }
-            @if s["minimal_yaml"].is_string() {
-                p.files { "Play it: " code { "chaos run " (show(&s["minimal_yaml"])) } " (" a href="shrink/minimal.yaml" { "shrink/minimal.yaml" } ")" }
+            @if let Some(yaml) = &s.minimal_yaml {
+                p.files { "Play it: " code { "chaos run " (yaml.display()) } " (" a href="shrink/minimal.yaml" { "shrink/minimal.yaml" } ")" }
             }
             details {
-                summary { (s["trials"].as_array().map_or(0, Vec::len)) " trials, " (show(&s["runs_used"])) " runs of a budget of " (show(&s["budget"])) }
+                summary { (trials.len()) " trials, " (shown(&s.runs_used)) " runs of a budget of " (shown(&s.budget)) }
                 table {
                     thead { tr { th { "trial" } th { "candidate" } th { "steps" } th { "workload" } th { "failed" } th { "runs" } } }
                     tbody {
-                        @for t in s["trials"].as_array().into_iter().flatten() {
-                            tr class={ @if t["failed"] == true { "kept" } } {
-                                td.num { (show(&t["trial"])) }
-                                td { (show(&t["label"])) }
-                                td.num { (show(&t["steps"])) }
-                                td { (show(&t["workload"])) }
-                                td { (show(&t["failures"])) " of " (show(&t["plays"])) }
-                                td { @for f in t["folders"].as_array().into_iter().flatten() { a href={"shrink/" (show(f)) "/index.html"} { (show(f)) } " " } }
+                        @for t in trials {
+                            tr class={ @if t.failed == Some(true) { "kept" } } {
+                                td.num { (shown(&t.trial)) }
+                                td { (shown(&t.label)) }
+                                td.num { (shown(&t.steps)) }
+                                td { (shown(&t.workload)) }
+                                td { (shown(&t.failures)) " of " (shown(&t.plays)) }
+                                td { @for f in &t.folders { a href={"shrink/" (f) "/index.html"} { (f) } " " } }
                             }
                         }
                     }

@@ -12,7 +12,7 @@ use crate::cluster::Cluster;
 use crate::error::{HarnessError, Result};
 use crate::faults::FaultEngine;
 use crate::recorder::Recorder;
-use crate::run_folder::{FaultLog, JsonlWriter};
+use crate::run_folder::{FaultLog, ObservedLog};
 use crate::scenario::plan::Plan;
 use crate::scenario::LoadedScenario;
 use crate::systems::{self, AdapterSettings};
@@ -86,8 +86,7 @@ pub(super) async fn drive(
         .iter()
         .map(|(name, p)| (name.clone(), p.value.clone()))
         .collect();
-    let observed =
-        Arc::new(JsonlWriter::append(&run_dir.join(crate::run_folder::OBSERVED)).map_err(io)?);
+    let observed = Arc::new(ObservedLog::append(run_dir).map_err(io)?);
     let stop_watching = CancellationToken::new();
     let _stop_watching_on_error = stop_watching.clone().drop_guard();
     let watchers = crate::observe::spawn(

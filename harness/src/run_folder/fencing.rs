@@ -125,15 +125,16 @@ pub fn read_fencing(run_dir: &Path) -> Vec<FencingLine> {
         .collect()
 }
 
-/// probe.json: what the conditional-write probe tried on the store and what it answered.
+/// probe.json: what the conditional-write probe tried on the store and what it answered. The
+/// fields are written in this order (of their names, as the file always had them).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Probe {
-    /// The node probed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
     /// Both conditions were refused as they must be.
     #[serde(default)]
     pub enforced: bool,
+    /// The node probed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     /// What was tried and what the store answered, in one sentence.
     #[serde(default)]
     pub sentence: String,
@@ -223,6 +224,9 @@ mod tests {
             steps: vec!["If-None-Match: * on a new key: accepted".into()],
         };
         probe.write(&dir).unwrap();
+        let text = std::fs::read_to_string(dir.join(PROBE)).unwrap();
+        let value: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(text, serde_json::to_string_pretty(&value).unwrap());
         assert_eq!(Probe::read(&dir).unwrap(), probe);
         std::fs::write(dir.join(PROBE), r#"{"enforced": true, "sentence": "ok"}"#).unwrap();
         let read = Probe::read(&dir).unwrap();

@@ -1,7 +1,10 @@
-//! The run folder's files, their types and their writes and reads (faults.jsonl in faults.rs,
-//! history.jsonl in history.rs, observed.jsonl here). Every command that reads one back (check, report, replay, shrink)
-//! reads only files inside it (a symbolic link that leads out is refused), of a bounded size,
-//! and says which file and why when it cannot.
+//! The run folder's files, each with its type, its write and its read: faults.jsonl
+//! (faults.rs), history.jsonl (history.rs, through the checker's one reader and pairing),
+//! plan.json (plan.rs), the run's meta at result.json's top level (meta.rs), converge.json
+//! (converge.rs), fencing.jsonl and probe.json (fencing.rs), build.json (build.rs),
+//! shrink/shrink.json (shrink.rs) and observed.jsonl (here). Every command that reads one back
+//! (check, report, replay, shrink) reads only files inside it (a symbolic link that leads out is
+//! refused), of a bounded size, and says which file and why when it cannot.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -12,12 +15,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{HarnessError, Result};
 
+mod build;
 mod converge;
 mod faults;
 mod fencing;
 mod history;
 mod meta;
 mod plan;
+mod shrink;
+pub use build::{Build, BUILD};
 pub use converge::{Converged, Lookups, CONVERGE};
 pub use faults::{parse_faults, read_faults, FaultEvent, FaultLog, Grudge, Phase, FAULTS};
 pub use fencing::{read_fencing, FencingLine, FencingLog, Probe, FENCING, PROBE};
@@ -25,6 +31,9 @@ pub use history::{read_history, read_history_lenient, HistoryLog, HISTORY};
 pub use meta::{Attach, RunMeta, RESULT};
 pub use plan::{
     read_plan, write_plan, PlannedFiring, PlannedFollowUp, PlannedStep, RecordedPlan, PLAN,
+};
+pub use shrink::{
+    Reproduced, ShrinkSummary, ShrinkTrial, ShrunkSchedule, ShrunkStep, ShrunkWorkload, SHRINK,
 };
 
 /// A JSON-lines file written one flushed line at a time.
@@ -150,6 +159,25 @@ pub fn parse_log(text: &str) -> Vec<LogLine> {
             }
         })
         .collect()
+}
+
+/// observed.jsonl as it is written: one flushed [`Observed`] a line, by the probes of the build
+/// before the cluster starts and of the predicates while the workload plays.
+pub struct ObservedLog(JsonlWriter);
+
+impl ObservedLog {
+    pub fn create(run_dir: &Path) -> std::io::Result<Self> {
+        JsonlWriter::create(&run_dir.join(OBSERVED)).map(ObservedLog)
+    }
+
+    /// Adds to what an earlier phase of the run wrote.
+    pub fn append(run_dir: &Path) -> std::io::Result<Self> {
+        JsonlWriter::append(&run_dir.join(OBSERVED)).map(ObservedLog)
+    }
+
+    pub fn write(&self, observed: &Observed) {
+        self.0.write(observed);
+    }
 }
 
 /// The lines of observed.jsonl that read (none when the file is missing).
