@@ -188,9 +188,27 @@ impl History {
         events: Vec<Event>,
         lines: &[usize],
     ) -> Result<History, HistoryError> {
+        Self::pair(events, lines, false).map(|(history, _)| history)
+    }
+
+    /// The one pairing of invocations with completions (every reader of a history goes
+    /// through it). Strict, a completion that pairs with no pending invocation of its process
+    /// (none is pending, or its `f` differs) is an error; `lenient`, it is left out of the
+    /// history and its line (from `lines`) returned, so that a reader that shows what it can
+    /// (the report of a run folder a harness died writing) still shows the rest.
+    pub(crate) fn pair(
+        events: Vec<Event>,
+        lines: &[usize],
+        lenient: bool,
+    ) -> Result<(History, Vec<usize>), HistoryError> {
         let mut ops: Vec<Operation> = Vec::new();
         let mut pending: HashMap<u64, usize> = HashMap::default();
-        for (i, e) in events.iter().enumerate() {
+        let mut kept: Vec<Event> = Vec::with_capacity(events.len());
+        let mut skipped = Vec::new();
+        for (n, e) in events.into_iter().enumerate() {
+            let line = lines.get(n).copied().unwrap_or(0);
+            // The event's position among those kept (all of them, unless lenient).
+            let i = kept.len();
             match e.kind {
                 EventType::Invoke => {
                     // A reused process: the earlier operation stays unknown.
@@ -211,30 +229,33 @@ impl History {
                         node: e.node.clone(),
                         client: e.client.clone(),
                         call: e.call.clone(),
-                        line: lines.get(i).copied().unwrap_or(0),
+                        line,
                     });
                 }
                 kind => {
-                    let Some(id) = pending.remove(&e.process) else {
-                        return Err(HistoryError {
-                            event: i,
-                            message: format!(
+                    let unpaired = match pending.get(&e.process) {
+                        None => Some(
+                            format!(
                                 "{:?} completion for process {} which has no pending invocation",
                                 kind, e.process
                             )
                             .to_lowercase(),
-                        });
+                        ),
+                        Some(&id) if ops[id].f != e.f => Some(format!(
+                            "completion f {:?} for process {} does not match its invocation f {:?}",
+                            e.f, e.process, ops[id].f
+                        )),
+                        Some(_) => None,
                     };
-                    let op = &mut ops[id];
-                    if op.f != e.f {
-                        return Err(HistoryError {
-                            event: i,
-                            message: format!(
-                                "completion f {:?} for process {} does not match its invocation f {:?}",
-                                e.f, e.process, op.f
-                            ),
-                        });
+                    if let Some(message) = unpaired {
+                        if lenient {
+                            skipped.push(line);
+                            continue;
+                        }
+                        return Err(HistoryError { event: n, message });
                     }
+                    let id = pending.remove(&e.process).expect("pending, as just seen");
+                    let op = &mut ops[id];
                     op.status = match kind {
                         EventType::Ok => Status::Ok,
                         EventType::Fail => Status::Fail,
@@ -256,8 +277,9 @@ impl History {
                     }
                 }
             }
+            kept.push(e);
         }
-        Ok(History { events, ops })
+        Ok((History { events: kept, ops }, skipped))
     }
 
     /// Operations grouped by key (operations without a key share the `None` group),

@@ -98,6 +98,32 @@ pub struct ReadOptions {
     /// A last line cut short (a writer killed mid-line) is left out instead of refused: a
     /// run folder's history stays checkable after the harness died.
     pub tolerate_cut_tail: bool,
+    /// Shows what can be shown: a line that is no event (a last line cut short included), or
+    /// a completion that pairs with no pending invocation of its process, is left out and its
+    /// line noted in [`ReadHistory::skipped`] instead of refused, and bytes that are not UTF-8
+    /// are replaced. The report of a run folder reads so (a harness that died, a file edited
+    /// by hand); a check never does.
+    pub skip_bad_lines: bool,
+}
+
+impl ReadOptions {
+    /// Every line must read and every completion pair: what a check reads.
+    pub fn strict(format: Format) -> ReadOptions {
+        ReadOptions {
+            format,
+            tolerate_cut_tail: false,
+            skip_bad_lines: false,
+        }
+    }
+
+    /// Bad lines are left out and noted ([`ReadOptions::skip_bad_lines`]).
+    pub fn lenient(format: Format) -> ReadOptions {
+        ReadOptions {
+            format,
+            tolerate_cut_tail: true,
+            skip_bad_lines: true,
+        }
+    }
 }
 
 /// A history as read, with the format it was read as and the line left out, if any.
@@ -108,6 +134,8 @@ pub struct ReadHistory {
     pub format: Format,
     /// The last line, cut short and left out ([`ReadOptions::tolerate_cut_tail`]).
     pub cut_tail: Option<usize>,
+    /// The (1-based) lines left out ([`ReadOptions::skip_bad_lines`]), in order.
+    pub skipped: Vec<usize>,
 }
 
 impl Format {
@@ -123,11 +151,7 @@ impl Format {
 
 /// Reads a history file in the given format.
 pub fn read_history(path: &Path, format: Format) -> Result<History, ReadError> {
-    let options = ReadOptions {
-        format,
-        tolerate_cut_tail: false,
-    };
-    read_history_with(path, &options).map(|r| r.history)
+    read_history_with(path, &ReadOptions::strict(format)).map(|r| r.history)
 }
 
 /// Reads a history file: a regular file of at most [`MAX_HISTORY_BYTES`].
@@ -163,10 +187,12 @@ pub fn read_history_with(path: &Path, options: &ReadOptions) -> Result<ReadHisto
         )));
     }
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let lenient = options.skip_bad_lines;
     let mut format = options.format;
     let mut buf: Vec<u8> = Vec::new();
     let mut events = Vec::new();
     let mut lines = Vec::new();
+    let mut skipped = Vec::new();
     let mut n = 0;
     // A line cut short, refused only if another line follows it.
     let mut cut: Option<(usize, ReadError)> = None;
@@ -176,7 +202,11 @@ pub fn read_history_with(path: &Path, options: &ReadOptions) -> Result<ReadHisto
             break;
         }
         n += 1;
-        let line = std::str::from_utf8(&buf).map_err(|_| ReadError::at(n, "not valid UTF-8"))?;
+        let line = match std::str::from_utf8(&buf) {
+            Ok(line) => std::borrow::Cow::Borrowed(line),
+            Err(_) if lenient => String::from_utf8_lossy(&buf),
+            Err(_) => return Err(ReadError::at(n, "not valid UTF-8")),
+        };
         let t = line.trim();
         if t.is_empty() {
             continue;
@@ -190,21 +220,21 @@ pub fn read_history_with(path: &Path, options: &ReadOptions) -> Result<ReadHisto
                 None => {
                     let bytes = std::fs::read(path).map_err(ReadError::Io)?;
                     let format = detect_bytes(&bytes)?;
-                    return whole(parse_bytes(&bytes, format)?, format);
+                    return whole(&bytes, format, lenient);
                 }
             }
         }
         if format == Format::JepsenLog {
             let bytes = std::fs::read(path).map_err(ReadError::Io)?;
-            return whole(parse_bytes(&bytes, Format::JepsenLog)?, format);
+            return whole(&bytes, format, lenient);
         }
         match push_line(format, t, n, &mut events, &mut lines) {
+            Err(_) if lenient => skipped.push(n),
             Err(e) if options.tolerate_cut_tail && e.is_cut_short() => cut = Some((n, e)),
             other => other?,
         }
     }
-    let history = History::from_events_with_lines(events, &lines)
-        .map_err(|e| ReadError::at(lines.get(e.event).copied().unwrap_or(0), e.message))?;
+    let (history, unpaired) = pair(events, &lines, lenient)?;
     Ok(ReadHistory {
         history,
         format: if format == Format::Auto {
@@ -213,14 +243,41 @@ pub fn read_history_with(path: &Path, options: &ReadOptions) -> Result<ReadHisto
             format
         },
         cut_tail: cut.map(|(line, _)| line),
+        skipped: merged(skipped, unpaired),
     })
 }
 
-fn whole(history: History, format: Format) -> Result<ReadHistory, ReadError> {
+/// The events' operations ([`History::pair`]), a pairing error naming its line.
+fn pair(
+    events: Vec<Event>,
+    lines: &[usize],
+    lenient: bool,
+) -> Result<(History, Vec<usize>), ReadError> {
+    History::pair(events, lines, lenient)
+        .map_err(|e| ReadError::at(lines.get(e.event).copied().unwrap_or(0), e.message))
+}
+
+/// Two ascending lists of lines as one.
+fn merged(mut a: Vec<usize>, b: Vec<usize>) -> Vec<usize> {
+    if !b.is_empty() {
+        a.extend(b);
+        a.sort_unstable();
+    }
+    a
+}
+
+/// A file read whole (its format shows only past its first line).
+fn whole(bytes: &[u8], format: Format, lenient: bool) -> Result<ReadHistory, ReadError> {
+    let (history, skipped) = if lenient {
+        parse_text(&String::from_utf8_lossy(bytes), format, true)?
+    } else {
+        (parse_bytes(bytes, format)?, Vec::new())
+    };
     Ok(ReadHistory {
         history,
         format,
         cut_tail: None,
+        skipped,
     })
 }
 
@@ -272,20 +329,33 @@ pub fn parse_bytes(bytes: &[u8], format: Format) -> Result<History, ReadError> {
 
 /// Parses a history from text.
 pub fn parse_str(text: &str, format: Format) -> Result<History, ReadError> {
+    parse_text(text, format, false).map(|(history, _)| history)
+}
+
+/// [`parse_str`], and `lenient` ([`ReadOptions::skip_bad_lines`]) the lines left out.
+fn parse_text(
+    text: &str,
+    format: Format,
+    lenient: bool,
+) -> Result<(History, Vec<usize>), ReadError> {
     let format = match format {
         Format::Auto => detect(text)?,
         f => f,
     };
     let mut events = Vec::new();
     let mut lines = Vec::new();
+    let mut skipped = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
         if !t.is_empty() {
-            push_line(format, t, i + 1, &mut events, &mut lines)?;
+            match push_line(format, t, i + 1, &mut events, &mut lines) {
+                Err(_) if lenient => skipped.push(i + 1),
+                other => other?,
+            }
         }
     }
-    History::from_events_with_lines(events, &lines)
-        .map_err(|e| ReadError::at(lines.get(e.event).copied().unwrap_or(0), e.message))
+    let (history, unpaired) = pair(events, &lines, lenient)?;
+    Ok((history, merged(skipped, unpaired)))
 }
 
 /// JSON lines or EDN maps, told by the first non-blank line; `None` otherwise.
@@ -904,6 +974,65 @@ mod tests {
         assert_eq!(h.ops[1].value, serde_json::json!([1, 2]));
         assert_eq!(h.ops[1].status, Status::Info);
         assert_eq!(h.ops[2].status, Status::Info);
+    }
+
+    /// What a harness that died leaves (an invocation never completed, a last line cut
+    /// short) reads leniently with the bad lines noted; so do a line that is no event and a
+    /// completion without its invocation, which a strict read refuses.
+    #[test]
+    fn a_lenient_read_leaves_bad_lines_out_and_notes_them() {
+        let dir = std::env::temp_dir().join(format!("chaos-lenient-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("history.jsonl");
+        let text = b"{\"index\":0,\"time\":10,\"process\":0,\"type\":\"invoke\",\"f\":\"write\",\"key\":\"k\",\"value\":1}
+{\"index\":1,\"time\":20,\"process\":1,\"type\":\"invoke\",\"f\":\"read\",\"key\":\"k\",\"value\":null}
+not json
+{\"index\":2,\"time\":30,\"process\":0,\"type\":\"ok\",\"f\":\"write\",\"key\":\"k\",\"value\":1}
+{\"index\":3,\"time\":35,\"process\":7,\"type\":\"ok\",\"f\":\"read\",\"key\":\"k\",\"value\":1}
+{\"index\":4,\"time\":40,\"process\":2,\"type\":\"invoke\",\"f\":\"write\",\"key\":\"k\xff\",\"value\":2}
+{\"index\":5,\"time\":50,\"process\":1,\"type\":\"ok\",\"f\":\"re";
+        std::fs::write(&path, text).unwrap();
+        let read = read_history_with(&path, &ReadOptions::lenient(Format::Jsonl)).unwrap();
+        assert_eq!(read.skipped, [3, 5, 7]);
+        assert_eq!(read.cut_tail, None);
+        let h = &read.history;
+        assert_eq!(h.events.len(), 4);
+        assert_eq!(h.ops.len(), 3);
+        assert_eq!((h.ops[0].status, h.ops[0].complete), (Status::Ok, Some(2)));
+        // The read's completion was cut short: its outcome is unknown.
+        assert_eq!((h.ops[1].status, h.ops[1].complete), (Status::Info, None));
+        assert_eq!(h.ops[1].line, 2);
+        assert_eq!(h.ops[2].key.as_deref(), Some("k\u{fffd}"));
+        assert_eq!((h.ops[2].line, h.ops[2].invoke), (6, 3));
+        // Strictly, the first bad line is refused.
+        let e = read_history(&path, Format::Jsonl).unwrap_err().to_string();
+        assert!(
+            e.starts_with("line 3, column 2: not a history event"),
+            "{e}"
+        );
+        // Only the cut tail is tolerated by a run folder's check; an unpaired completion is not.
+        let cut_only = ReadOptions {
+            tolerate_cut_tail: true,
+            ..ReadOptions::strict(Format::Jsonl)
+        };
+        let lines: Vec<&[u8]> = text.split(|b| *b == b'\n').collect();
+        let keep = |n: &[usize]| -> Vec<u8> {
+            n.iter()
+                .map(|i| lines[i - 1])
+                .collect::<Vec<_>>()
+                .join(&b'\n')
+        };
+        std::fs::write(&path, keep(&[1, 2, 4, 7])).unwrap();
+        let read = read_history_with(&path, &cut_only).unwrap();
+        assert_eq!((read.cut_tail, read.skipped.len()), (Some(4), 0));
+        assert_eq!(read.history.ops[1].status, Status::Info);
+        std::fs::write(&path, keep(&[1, 2, 4, 5])).unwrap();
+        let e = read_history_with(&path, &cut_only).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "line 4: ok completion for process 7 which has no pending invocation"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

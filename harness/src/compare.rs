@@ -512,11 +512,11 @@ pub async fn play(
                     }
                 };
             let seconds = run_started.elapsed().as_secs_f64();
-            let build = json!({ "build": side.label, "image": side.image });
-            let _ = std::fs::write(
-                folder.join("build.json"),
-                serde_json::to_string_pretty(&build).unwrap_or_default(),
-            );
+            let build = crate::run_folder::Build {
+                build: Some(side.label.clone()),
+                image: side.image.clone(),
+            };
+            let _ = build.write(&folder);
             println!("[{}] seed {seed}: {} ({line})", side.label, class.word());
             side.tally.add(class, seconds);
             side.runs.push(json!({

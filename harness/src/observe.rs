@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::faults::FaultEngine;
-use crate::run_folder::{JsonlWriter, Observed};
+use crate::run_folder::{Observed, ObservedLog};
 use crate::scenario::{Precondition, ProbePredicate};
 use crate::systems::{self, SystemAdapter};
 
@@ -16,7 +16,7 @@ use crate::systems::{self, SystemAdapter};
 pub fn spawn(
     preconditions: &[(String, Precondition)],
     engine: Arc<FaultEngine>,
-    out: Arc<JsonlWriter>,
+    out: Arc<ObservedLog>,
     stop: CancellationToken,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     preconditions
@@ -35,7 +35,7 @@ pub fn spawn(
         .collect()
 }
 
-async fn watch(name: &str, p: &Precondition, engine: &FaultEngine, out: &JsonlWriter) {
+async fn watch(name: &str, p: &Precondition, engine: &FaultEngine, out: &ObservedLog) {
     let record = |reached: bool, evidence: String| {
         out.write(&Observed {
             name: name.to_string(),
@@ -77,7 +77,7 @@ pub async fn check_build(
     docker: &bollard::Docker,
     loaded: &crate::scenario::LoadedScenario,
     run_id: &str,
-    out: &JsonlWriter,
+    out: &ObservedLog,
 ) -> crate::error::Result<Vec<String>> {
     let of_compose = |node: &str| {
         let image = loaded.compose.service(node)?.image.clone()?;
@@ -96,7 +96,7 @@ pub async fn check_build_of(
     docker: &bollard::Docker,
     loaded: &crate::scenario::LoadedScenario,
     run_id: &str,
-    out: &JsonlWriter,
+    out: &ObservedLog,
     image_of: &(dyn Fn(&str) -> Option<BuildImage> + Sync),
 ) -> crate::error::Result<Vec<String>> {
     let Some(query) = systems::lookup(&loaded.spec.system.value).and_then(|s| s.config_query)

@@ -6,15 +6,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use serde::Serialize;
-use serde_json::{json, Value};
+use checker::{Event, EventType};
+use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::run_folder::JsonlWriter;
+use crate::run_folder::HistoryLog;
 use crate::systems::{Operation, Outcome};
 
 pub struct Recorder {
-    history: JsonlWriter,
+    history: HistoryLog,
     next_index: Mutex<u64>,
     start: Instant,
     completed: watch::Sender<u64>,
@@ -25,7 +25,7 @@ pub struct Recorder {
 impl Recorder {
     pub fn create(path: &Path, start: Instant) -> std::io::Result<Self> {
         Ok(Recorder {
-            history: JsonlWriter::create(path)?,
+            history: HistoryLog::create(path)?,
             next_index: Mutex::new(0),
             start,
             completed: watch::channel(0).0,
@@ -39,18 +39,12 @@ impl Recorder {
         (n(0), n(1), n(2))
     }
 
-    fn count(&self, event: &Value) {
-        if let Some(kind) = event["type"].as_str() {
-            self.count_kind(kind);
-        }
-    }
-
-    fn count_kind(&self, kind: &str) {
+    fn count_kind(&self, kind: EventType) {
         let slot = match kind {
-            "ok" => 0,
-            "fail" => 1,
-            "info" => 2,
-            _ => return,
+            EventType::Ok => 0,
+            EventType::Fail => 1,
+            EventType::Info => 2,
+            EventType::Invoke => return,
         };
         self.outcomes[slot].fetch_add(1, Ordering::Relaxed);
     }
@@ -69,33 +63,31 @@ impl Recorder {
         self.completed.subscribe()
     }
 
-    /// Writes one operation's line: index and time are taken under one lock so the file is
-    /// ordered by both.
-    fn write(&self, mut line: Line<'_>) {
+    /// Writes one event with the next index and `time` (now, when None): index and time are
+    /// taken under one lock so the file is ordered by both.
+    fn write(&self, mut event: Event, time: Option<u64>) {
         let mut next = self.next_index.lock().unwrap_or_else(|e| e.into_inner());
-        line.index = *next;
-        line.time = self.now();
-        self.history.write(&line);
-        *next += 1;
-        self.count_kind(line.kind);
-    }
-
-    /// Writes an event that happened at `time` (run clock) elsewhere, e.g. a fencing round's
-    /// events after the round: the caller keeps times ascending.
-    pub fn write_at(&self, mut event: Value, time: u64) {
-        let mut next = self.next_index.lock().unwrap_or_else(|e| e.into_inner());
-        event["index"] = json!(*next);
-        event["time"] = json!(time);
+        event.index = *next;
+        event.time = time.unwrap_or_else(|| self.now());
         self.history.write(&event);
         *next += 1;
-        self.count(&event);
-        if event["type"] != "invoke" {
+        self.count_kind(event.kind);
+        if event.kind != EventType::Invoke {
             self.completed.send_modify(|n| *n += 1);
         }
     }
 
+    /// Writes an event that happened at `time` (run clock) elsewhere, e.g. a fencing round's
+    /// events after the round: the caller keeps times ascending.
+    pub fn write_at(&self, event: Event, time: u64) {
+        self.write(event, Some(time));
+    }
+
     pub fn invoke(&self, process: u64, op: &Operation, node: &str) {
-        self.write(Line::new(process, "invoke", op, op_value(op), node));
+        self.write(
+            line(process, EventType::Invoke, op, op_value(op), node),
+            None,
+        );
     }
 
     pub fn complete(&self, process: u64, op: &Operation, outcome: &Outcome, node: &str) {
@@ -113,69 +105,26 @@ impl Recorder {
         node: &str,
         identity: Option<(String, String)>,
     ) {
-        let mut line = match outcome {
-            Outcome::Ok(v) => Line::new(process, "ok", op, v, node),
-            Outcome::Fail(e) => Line {
-                error: Some(e),
-                ..Line::new(process, "fail", op, op_value(op), node)
-            },
-            Outcome::Info(e) => Line {
-                error: Some(e),
-                ..Line::new(process, "info", op, op_value(op), node)
-            },
+        let (kind, value, error) = match outcome {
+            Outcome::Ok(v) => (EventType::Ok, v, None),
+            Outcome::Fail(e) => (EventType::Fail, op_value(op), Some(e)),
+            Outcome::Info(e) => (EventType::Info, op_value(op), Some(e)),
         };
-        if let Some((client, call)) = &identity {
-            line.client = Some(client);
-            line.call = Some(call);
+        let mut event = line(process, kind, op, value, node);
+        event.error = error.cloned();
+        if let Some((client, call)) = identity {
+            event.client = Some(client);
+            event.call = Some(call);
         }
-        self.write(line);
-        self.completed.send_modify(|n| *n += 1);
+        self.write(event, None);
     }
 }
 
-/// One operation's line of history.jsonl, written without building a JSON object first (the
-/// recorder writes two per operation). The fields are in the order of their names, the order
-/// a `serde_json::Value` object writes its keys in, so the line is the same, byte for byte.
-#[derive(Serialize)]
-struct Line<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    call: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    client: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a str>,
-    f: &'a str,
-    index: u64,
-    key: &'a str,
-    node: &'a str,
-    process: u64,
-    time: u64,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    value: &'a Value,
-}
-
-impl<'a> Line<'a> {
-    fn new(
-        process: u64,
-        kind: &'static str,
-        op: &'a Operation,
-        value: &'a Value,
-        node: &'a str,
-    ) -> Self {
-        Line {
-            call: None,
-            client: None,
-            error: None,
-            f: op.f,
-            index: 0,
-            key: &op.key,
-            node,
-            process,
-            time: 0,
-            kind,
-            value,
-        }
+/// One operation's line of history.jsonl (index and time are the recorder's to set).
+fn line(process: u64, kind: EventType, op: &Operation, value: &Value, node: &str) -> Event {
+    Event {
+        node: Some(node.to_string()),
+        ..Event::new(process, kind, op.f, Some(&op.key), value.clone())
     }
 }
 
@@ -191,6 +140,7 @@ fn op_value(op: &Operation) -> &Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn events_are_indexed_flushed_and_counted() {
@@ -221,10 +171,11 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// The lines are those a JSON object of the same fields writes, byte for byte (what the
-    /// recorder wrote before it serialized its lines directly).
+    /// The lines hold the fields of the operation, its outcome and its identity, and are
+    /// checker::Event's serialization (the format is defined once, by the type both the
+    /// recorder and the checker use).
     #[test]
-    fn lines_are_the_json_objects_of_their_fields() {
+    fn lines_are_the_events_of_their_operations() {
         let dir = std::env::temp_dir().join(format!("chaos-rec-bytes-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("history.jsonl");
@@ -244,13 +195,9 @@ mod tests {
         let identity = Some(("c0ffee".to_string(), "c0ffee/2".to_string()));
         recorder.complete_identified(17, &cas, &Outcome::Info("reset".into()), "n", identity);
         let text = std::fs::read_to_string(&path).unwrap();
-        let times: Vec<u64> = text
+        let lines: Vec<Value> = text
             .lines()
-            .map(|l| {
-                serde_json::from_str::<Value>(l).unwrap()["time"]
-                    .as_u64()
-                    .unwrap()
-            })
+            .map(|l| serde_json::from_str(l).unwrap())
             .collect();
         let expected = [
             json!({"process": 0, "type": "invoke", "f": "read", "key": "k\"1", "value": null, "node": "etcd1"}),
@@ -260,17 +207,17 @@ mod tests {
             json!({"process": 17, "type": "invoke", "f": "final-read", "key": "k\"1", "value": null, "node": "etcd3"}),
             json!({"process": 17, "type": "info", "f": "cas", "key": "k\"1", "value": [3, {"b": 1, "a": "é\n"}], "node": "n", "error": "reset", "client": "c0ffee", "call": "c0ffee/2"}),
         ];
-        let expected: String = expected
-            .into_iter()
-            .zip(&times)
-            .enumerate()
-            .map(|(i, (mut e, t))| {
-                e["index"] = json!(i);
-                e["time"] = json!(t);
-                format!("{}\n", serde_json::to_string(&e).unwrap())
-            })
+        assert_eq!(lines.len(), expected.len());
+        for (i, (mut e, line)) in expected.into_iter().zip(&lines).enumerate() {
+            e["index"] = json!(i);
+            e["time"] = line["time"].clone();
+            assert_eq!(line, &e);
+        }
+        let events: Vec<String> = text
+            .lines()
+            .map(|l| serde_json::to_string(&serde_json::from_str::<Event>(l).unwrap()).unwrap())
             .collect();
-        assert_eq!(text, expected);
+        assert_eq!(text, events.join("\n") + "\n");
         assert_eq!(recorder.tally(), (1, 1, 1));
         std::fs::remove_dir_all(&dir).unwrap();
     }

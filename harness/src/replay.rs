@@ -16,7 +16,9 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{HarnessError, Result};
 use crate::faults::kinds::{Action, PARAMS};
-use crate::run_folder::{read_faults, FaultEvent, Grudge, Phase};
+use crate::run_folder::{
+    read_faults, FaultEvent, Grudge, Phase, RecordedPlan, RunMeta, PLAN, RESULT,
+};
 use crate::scenario::units::{format_duration, parse_duration};
 
 /// The keys of a recorded step a concrete firing of `action` keeps as they are: the parameters
@@ -202,14 +204,17 @@ fn missing(dir: &Path, what: &str) -> HarnessError {
     HarnessError::BadInput(format!("{}: {what}", dir.display()))
 }
 
+/// A run folder's file that could not be read: a missing one asks whether this is a run folder.
+fn no_file(dir: &Path, file: &str, e: HarnessError) -> HarnessError {
+    if e.to_string().ends_with(": missing") {
+        missing(dir, &format!("no {file}; is this a run folder?"))
+    } else {
+        e
+    }
+}
+
 fn read_json(dir: &Path, file: &str) -> Result<Value> {
-    crate::run_folder::read_object(dir, file).map_err(|e| {
-        if e.to_string().ends_with(": missing") {
-            missing(dir, &format!("no {file}; is this a run folder?"))
-        } else {
-            e
-        }
-    })
+    crate::run_folder::read_object(dir, file).map_err(|e| no_file(dir, file, e))
 }
 
 impl RecordedRun {
@@ -224,8 +229,8 @@ impl RecordedRun {
                 e
             }
         })?;
-        let plan = read_json(dir, "plan.json")?;
-        let result = read_json(dir, "result.json")?;
+        let plan = crate::run_folder::read_plan(dir).map_err(|e| no_file(dir, PLAN, e))?;
+        let result = read_json(dir, RESULT)?;
         let older = |field: &str| {
             missing(
                 dir,
@@ -235,19 +240,12 @@ impl RecordedRun {
                 ),
             )
         };
-        let scenario_path = PathBuf::from(
-            result["scenario_path"]
-                .as_str()
-                .ok_or_else(|| older("scenario_path"))?,
-        );
-        let compose_path = PathBuf::from(
-            result["compose_path"]
-                .as_str()
-                .ok_or_else(|| older("compose_path"))?,
-        );
-        let seed = result["seed"].as_u64().ok_or_else(|| older("seed"))?;
-        let name = result["scenario"].as_str().unwrap_or("replay").to_string();
-        let Some(workload_started) = result["workload_started_ns"].as_u64() else {
+        let meta = RunMeta::of(&result);
+        let scenario_path = meta.scenario_path.ok_or_else(|| older("scenario_path"))?;
+        let compose_path = meta.compose_path.ok_or_else(|| older("compose_path"))?;
+        let seed = meta.seed.ok_or_else(|| older("seed"))?;
+        let name = meta.scenario.unwrap_or_else(|| "replay".to_string());
+        let Some(workload_started) = meta.workload_started_ns else {
             return Err(missing(
                 dir,
                 "result.json has no `workload_started_ns`: the workload never started (or the \
@@ -470,30 +468,31 @@ fn restore_credentials(recorded: &str, scenario_path: &Path, dir: &Path) -> Resu
 /// Each firing that applied, in the order of the recorded steps: the k-th `apply` event of a
 /// step in faults.jsonl is its plan's k-th firing (a skipped one did nothing and is left out).
 fn concrete_steps(
-    plan: &Value,
+    plan: &RecordedPlan,
     events: &[FaultEvent],
     scenario: &Value,
     workload_started: u64,
 ) -> std::result::Result<Vec<ConcreteStep>, String> {
-    let plan_steps = plan["steps"]
-        .as_array()
+    let plan_steps = plan
+        .steps
+        .as_ref()
         .ok_or("plan.json has no `steps` (an older format?)")?;
     let mut out = Vec::new();
     for (i, plan_step) in plan_steps.iter().enumerate() {
-        let firings = plan_step["firings"].as_array().cloned().unwrap_or_default();
+        let firings = &plan_step.firings;
         let applies = events
             .iter()
             .filter(|e| e.step == Some(i) && e.phase == Phase::Apply);
-        for (k, (event, firing)) in applies.zip(&firings).enumerate() {
+        for (k, (event, firing)) in applies.zip(firings).enumerate() {
             if event.outcome.starts_with("skipped") {
                 continue;
             }
-            let duration = |v: &Value| v.as_str().and_then(|t| parse_duration(t).ok());
-            let mode = firing["mode"].as_str().map(str::to_string);
-            let action = firing["action"]
-                .as_str()
-                .unwrap_or(&event.action)
-                .to_string();
+            let duration = |v: &Option<String>| v.as_deref().and_then(|t| parse_duration(t).ok());
+            let mode = firing.mode.clone();
+            let action = firing
+                .action
+                .clone()
+                .unwrap_or_else(|| event.action.clone());
             out.push(ConcreteStep {
                 step: i,
                 firing: k,
@@ -507,15 +506,12 @@ fn concrete_steps(
                     .clone()
                     .filter(|_| mode.as_deref() != Some("isolate")),
                 mode,
-                hold: duration(&firing["hold"]),
-                then: firing["then"]["action"].as_str().map(|a| {
-                    let after = firing["then"]["after"].as_str().unwrap_or("0s");
-                    (a.to_string(), after.to_string())
+                hold: duration(&firing.hold),
+                then: firing.then.as_ref().and_then(|then| {
+                    let after = then.after.as_deref().unwrap_or("0s");
+                    Some((then.action.clone()?, after.to_string()))
                 }),
-                offset: event
-                    .offset
-                    .clone()
-                    .or_else(|| firing["offset"].as_str().map(str::to_string)),
+                offset: event.offset.clone().or_else(|| firing.offset.clone()),
             });
         }
     }
@@ -642,15 +638,16 @@ mod tests {
         assert_eq!(out, "cluster: {}\nseed: 1\n");
     }
 
-    fn recorded() -> (Value, Vec<FaultEvent>, Value) {
-        let plan = json!({"seed": 1, "steps": [
+    fn recorded() -> (RecordedPlan, Vec<FaultEvent>, Value) {
+        let plan = serde_json::from_value(json!({"seed": 1, "steps": [
             {"step": 0, "trigger": "every 2s..3s", "firings": [
                 {"at": "2s", "action": "partition", "mode": "halves", "hold": "1500ms", "choice": 1},
                 {"at": "4500ms", "action": "kill", "hold": "2s", "choice": 2},
                 {"at": "7s", "action": "pause", "hold": "1s", "choice": 3}]},
             {"step": 1, "trigger": "on log", "firings": [
                 {"action": "clock-skew", "offset": "+90s", "then": {"action": "restore-clock", "after": "5s"}, "choice": 4}]},
-        ]});
+        ]}))
+        .unwrap();
         let ns = |s: f64| (s * 1e9) as u64;
         let events = serde_json::from_value(json!([
             {"time": ns(3.0), "started": ns(3.0), "step": 0, "action": "partition", "phase": "apply",

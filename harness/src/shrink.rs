@@ -28,6 +28,10 @@ use crate::error::{
 };
 use crate::replay::{format_seconds, ConcreteStep, RecordedRun, Schedule};
 use crate::run::{run_scenario, RunOptions};
+use crate::run_folder::{
+    Reproduced, ShrinkSummary, ShrinkTrial, ShrunkSchedule, ShrunkStep, ShrunkWorkload,
+};
+use crate::scenario::units::format_duration;
 use crate::scenario::{self, LoadOptions};
 
 pub struct ShrinkOptions {
@@ -604,41 +608,58 @@ impl Shrinker<'_> {
     }
 
     fn write_summary(&self, conclusion: &str, minimal: Option<&Path>) -> Result<()> {
-        let schedule = |s: &Schedule| {
-            json!({
-                "steps": s.steps.iter().map(|step| {
-                    let mut v = json!(step);
-                    v["describe"] = json!(step.describe());
-                    v
-                }).collect::<Vec<_>>(),
-                "workload": s.workload,
-                "workload_text": s.workload.describe(),
-            })
+        let schedule = |s: &Schedule| ShrunkSchedule {
+            steps: s
+                .steps
+                .iter()
+                .map(|step| ShrunkStep {
+                    describe: Some(step.describe()),
+                    step: match json!(step) {
+                        Value::Object(fields) => fields,
+                        _ => Default::default(),
+                    },
+                })
+                .collect(),
+            workload: ShrunkWorkload {
+                duration: Some(format_duration(s.workload.duration)),
+                processes: Some(s.workload.processes),
+                rate: Some(s.workload.rate),
+            },
+            workload_text: Some(s.workload.describe()),
         };
-        let summary = json!({
-            "run": self.run.dir,
-            "checks": self.run.failed_checks,
-            "conclusion": conclusion,
-            "original": schedule(&self.run.schedule),
-            "minimal": schedule(&self.best),
-            "reproduced": {"failures": self.best_record.0, "plays": self.best_record.1},
-            "reduced": self.reduced,
-            "budget": self.options.runs,
-            "runs_used": self.used,
-            "minimal_yaml": minimal,
-            "trials": self.trials.iter().enumerate().map(|(i, t)| json!({
-                "trial": i + 1,
-                "label": t.label,
-                "steps": t.schedule.steps.len(),
-                "workload": t.schedule.workload.describe(),
-                "failures": t.failures,
-                "plays": t.plays,
-                "failed": t.failed,
-                "folders": t.folders,
-            })).collect::<Vec<_>>(),
-        });
-        let text = serde_json::to_string_pretty(&summary).unwrap_or_default();
-        std::fs::write(self.dir.join("shrink.json"), text)
+        let summary = ShrinkSummary {
+            run: Some(self.run.dir.clone()),
+            checks: Some(self.run.failed_checks.clone()),
+            conclusion: Some(conclusion.to_string()),
+            original: Some(schedule(&self.run.schedule)),
+            minimal: Some(schedule(&self.best)),
+            reproduced: Some(Reproduced {
+                failures: self.best_record.0,
+                plays: self.best_record.1,
+            }),
+            reduced: Some(self.reduced),
+            budget: Some(self.options.runs),
+            runs_used: Some(self.used),
+            minimal_yaml: minimal.map(Path::to_path_buf),
+            trials: Some(
+                self.trials
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| ShrinkTrial {
+                        trial: Some(i + 1),
+                        label: Some(t.label.clone()),
+                        steps: Some(t.schedule.steps.len()),
+                        workload: Some(t.schedule.workload.describe()),
+                        failures: Some(t.failures),
+                        plays: Some(t.plays),
+                        failed: Some(t.failed),
+                        folders: t.folders.clone(),
+                    })
+                    .collect(),
+            ),
+        };
+        summary
+            .write(&self.dir)
             .map_err(|e| HarnessError::infra(format!("cannot write shrink.json: {e}")))?;
         crate::report::render(&self.run.dir).map(|_| ())
     }

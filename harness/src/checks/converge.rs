@@ -12,13 +12,13 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+use crate::run_folder::Converged;
 use crate::scenario::{CheckSpec, ConvergeSpec};
 use crate::systems::SystemAdapter;
 
-pub const FILE: &str = "converge.json";
+pub const FILE: &str = crate::run_folder::CONVERGE;
 
-/// Node -> key -> that node's answer to a lookup of the key.
-pub type Lookups = BTreeMap<String, BTreeMap<String, Value>>;
+pub use crate::run_folder::Lookups;
 
 /// Asks the adapter for every node's applied index and, when `lookup_keys` is given, every
 /// node's answer to a lookup of each key; writes converge.json (nothing for a system without
@@ -28,23 +28,23 @@ pub async fn record(adapter: &dyn SystemAdapter, run_dir: &Path, lookup_keys: Op
     if indexes.is_empty() {
         return;
     }
-    let mut recorded = json!({ "applied": indexes });
-    if let Some(keys) = lookup_keys {
-        recorded["lookups"] = json!(adapter.replica_lookups(keys).await);
-    }
-    let text = serde_json::to_string_pretty(&recorded).unwrap_or_default();
-    if let Err(e) = std::fs::write(run_dir.join(FILE), text) {
+    let lookups = match lookup_keys {
+        Some(keys) => Some(adapter.replica_lookups(keys).await),
+        None => None,
+    };
+    let recorded = Converged {
+        applied: Some(indexes),
+        lookups,
+    };
+    if let Err(e) = recorded.write(run_dir) {
         tracing::warn!("cannot write {FILE}: {e}");
     }
 }
 
 /// The verdict of `converge: { bound, lookups }` on a run folder.
 pub fn check(run_dir: &Path, spec: &ConvergeSpec) -> Value {
-    let recorded: Option<Value> = crate::run_folder::read_object(run_dir, FILE).ok();
-    let applied: Option<BTreeMap<String, Option<u64>>> = recorded
-        .as_ref()
-        .and_then(|v| serde_json::from_value(v["applied"].clone()).ok());
-    let Some(applied) = applied else {
+    let recorded = Converged::read(run_dir).unwrap_or_default();
+    let Some(applied) = recorded.applied else {
         return json!({
             "name": "converge",
             "check": "converge",
@@ -56,10 +56,10 @@ pub fn check(run_dir: &Path, spec: &ConvergeSpec) -> Value {
     if !spec.lookups {
         return indexes;
     }
-    let lookups: Option<Lookups> = recorded
-        .as_ref()
-        .and_then(|v| serde_json::from_value(v["lookups"].clone()).ok());
-    combine(indexes, judge_lookups(&lookups.unwrap_or_default()))
+    combine(
+        indexes,
+        judge_lookups(&recorded.lookups.unwrap_or_default()),
+    )
 }
 
 /// One result of the two parts: the worse verdict, both summaries, both details.

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use checker::history::{History, Status};
 use serde_json::{json, Value};
 
-use crate::run_folder::{FaultEvent, Phase};
+use crate::run_folder::{FaultEvent, Phase, RecordedPlan};
 use crate::scenario::CheckSpec;
 
 /// Linearizability: at least this many operations completed ok (`min-ops`).
@@ -170,24 +170,27 @@ pub fn hold(result: &mut Value, spec: &CheckSpec, history: &History) {
 /// The faults a run's verdict rests on: every step of plan.json must have applied at least once
 /// (an `apply` with outcome ok in faults.jsonl), unless the scenario marked it `optional`. A
 /// check of its own, `unknown` when a step never fired or never applied; None without steps.
-pub fn fault_steps(plan: &Value, faults: &[FaultEvent]) -> Option<Value> {
-    let steps = plan["steps"].as_array().filter(|s| !s.is_empty())?;
+pub fn fault_steps(plan: &RecordedPlan, faults: &[FaultEvent]) -> Option<Value> {
+    let steps = plan.steps.as_ref().filter(|s| !s.is_empty())?;
     let mut applied_steps = 0;
     let mut missing = Vec::new();
     let mut per_step = Vec::new();
     for step in steps {
-        let n = step["step"].as_u64();
+        let n = step.step;
         let applies: Vec<&FaultEvent> = faults
             .iter()
             .filter(|f| f.step.map(|s| s as u64) == n && f.phase == Phase::Apply)
             .collect();
         let applied = applies.iter().filter(|f| f.ok()).count();
-        let optional = step["optional"].as_bool().unwrap_or(false);
+        let optional = step.optional;
         let what = format!(
             "step {} ({} {})",
             n.unwrap_or_default(),
-            step["firings"][0]["action"].as_str().unwrap_or("fault"),
-            step["trigger"].as_str().unwrap_or_default()
+            step.firings
+                .first()
+                .and_then(|f| f.action.as_deref())
+                .unwrap_or("fault"),
+            step.trigger
         );
         if applied > 0 {
             applied_steps += 1;
@@ -320,12 +323,13 @@ mod tests {
 
     #[test]
     fn a_fault_step_that_never_applied_makes_the_run_unknown() {
-        let plan = json!({"steps": [
+        let plan: RecordedPlan = serde_json::from_value(json!({"steps": [
             {"step": 0, "trigger": "at 10s", "firings": [{"action": "kill"}]},
             {"step": 1, "trigger": "on log om3 /x/", "firings": [{"action": "pause"}]},
             {"step": 2, "trigger": "at 5s", "firings": [{"action": "pause"}], "optional": true},
             {"step": 3, "trigger": "at 20s", "firings": [{"action": "kill"}]},
-        ]});
+        ]}))
+        .unwrap();
         let events = |lines: Value| -> Vec<FaultEvent> { serde_json::from_value(lines).unwrap() };
         let faults = events(json!([
             {"step": 0, "phase": "apply", "outcome": "ok"},
@@ -347,7 +351,12 @@ mod tests {
         let check = fault_steps(&plan, &all).unwrap();
         assert_eq!(check["verdict"], "ok");
         assert_eq!(check["summary"], "3 of 4 fault steps applied");
-        assert!(fault_steps(&json!({"steps": []}), &all).is_none());
+        let empty = RecordedPlan {
+            steps: Some(vec![]),
+            ..RecordedPlan::default()
+        };
+        assert!(fault_steps(&empty, &all).is_none());
+        assert!(fault_steps(&RecordedPlan::default(), &all).is_none());
     }
 
     #[test]

@@ -271,25 +271,9 @@ fn overall(checks: &[Value]) -> Verdict {
     }
 }
 
-/// A run folder's history.jsonl, read inside the folder only. A last line cut short (the
-/// harness died while writing it) is left out, and said so on stderr.
+/// A run folder's history.jsonl, read as a check reads it ([`crate::run_folder::read_history`]).
 fn read_run_history(run_dir: &Path) -> Result<History> {
-    let shown = run_dir.join("history.jsonl");
-    let path =
-        crate::run_folder::path_inside(run_dir, "history.jsonl").map_err(HarnessError::BadInput)?;
-    let options = checker::ReadOptions {
-        format: Format::Jsonl,
-        tolerate_cut_tail: true,
-    };
-    let read = checker::read_history_with(&path, &options)
-        .map_err(|e| HarnessError::BadInput(format!("{}: {e}", shown.display())))?;
-    if let Some(line) = read.cut_tail {
-        eprintln!(
-            "note: {}: line {line} is cut short (the run ended while it was written); checked without it",
-            shown.display()
-        );
-    }
-    Ok(read.history)
+    crate::run_folder::read_history(run_dir)
 }
 
 /// A history file recorded elsewhere: read in the format asked for (or the one `auto`
@@ -298,11 +282,7 @@ fn read_history_file(path: &Path, format: &str) -> Result<History> {
     let asked: Format = format
         .parse()
         .map_err(|e: String| HarnessError::BadInput(e))?;
-    let options = checker::ReadOptions {
-        format: asked,
-        tolerate_cut_tail: false,
-    };
-    let read = checker::read_history_with(path, &options)
+    let read = checker::read_history_with(path, &checker::ReadOptions::strict(asked))
         .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
     if asked == Format::Auto {
         eprintln!(
@@ -442,7 +422,7 @@ pub fn confirm(
 /// The "faults applied" check of a run folder (plan.json against faults.jsonl), if it planned
 /// any fault.
 fn fault_steps_check(run_dir: &Path) -> Option<Value> {
-    let plan = crate::run_folder::read_object(run_dir, "plan.json").ok()?;
+    let plan = crate::run_folder::read_plan(run_dir).ok()?;
     crate::checks::evidence::fault_steps(&plan, &read_faults(run_dir))
 }
 
@@ -697,8 +677,8 @@ pub fn check_path(
     // A plan.json that is there must read: a broken one would drop the "faults applied" check
     // without a word.
     if let Some(dir) = run_dir {
-        if std::fs::symlink_metadata(dir.join("plan.json")).is_ok() {
-            crate::run_folder::read_object(dir, "plan.json")?;
+        if std::fs::symlink_metadata(dir.join(crate::run_folder::PLAN)).is_ok() {
+            crate::run_folder::read_plan(dir)?;
         }
     }
     // The workload's start (what every time said counts from) is in a run folder's

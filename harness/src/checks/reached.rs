@@ -502,14 +502,11 @@ fn resent(p: &Precondition, e: &Evidence) -> Outcome {
 }
 
 fn converge(e: &Evidence) -> Outcome {
-    let recorded = crate::run_folder::read_object(e.run_dir, crate::checks::converge::FILE).ok();
-    let applied = recorded
-        .as_ref()
-        .and_then(|v| v["applied"].as_object().cloned())
-        .unwrap_or_default();
+    let recorded = crate::run_folder::Converged::read(e.run_dir).unwrap_or_default();
+    let applied = recorded.applied.unwrap_or_default();
     let silent: Vec<&String> = applied
         .iter()
-        .filter(|(_, v)| v.is_null())
+        .filter(|(_, v)| v.is_none())
         .map(|(n, _)| n)
         .collect();
     if applied.is_empty() {

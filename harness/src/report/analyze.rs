@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::load::{show, Clock, LogLine, Op, OpStatus, RunFolder};
+use super::load::{shown, Clock, LogLine, Op, OpStatus, RunFolder};
 use super::violations::Violation;
 use crate::faults::kinds::{Action, Shows};
 use crate::faults::log::{fault_label, Window};
@@ -37,7 +37,7 @@ pub fn run_end(run: &RunFolder) -> u64 {
         .max()
         .unwrap_or(0);
     let faults = run.faults.iter().map(|f| f.time).max().unwrap_or(0);
-    let dur = (run.result["duration_s"].as_f64().unwrap_or(0.0) * 1e9) as u64;
+    let dur = (run.meta.duration_s.unwrap_or(0.0) * 1e9) as u64;
     ops.max(faults).max(if ops == 0 { dur } else { 0 })
 }
 
@@ -507,7 +507,7 @@ pub fn versions(run: &RunFolder) -> Vec<(String, String)> {
     let banner = BANNER.get_or_init(|| {
         Regex::new(r"STARTUP_MSG:\s+version\s*=\s*v?(\d+\.\d+[\w.+-]*)").expect("regex")
     });
-    let system = show(&run.result["system"]);
+    let system = shown(&run.meta.system);
     let mut found: BTreeSet<(String, String)> = BTreeSet::new();
     for log in &run.logs {
         for line in log.lines.iter().take(200) {
@@ -543,6 +543,7 @@ mod tests {
             dir: PathBuf::new(),
             clock: Default::default(),
             result: json!({}),
+            meta: Default::default(),
             scenario: String::new(),
             ops: Vec::new(),
             faults: vec![

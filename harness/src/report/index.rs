@@ -8,8 +8,9 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde_json::Value;
 
 use super::junit::{self, RunCases};
-use super::load::{read_inside, redact_value, show};
+use super::load::{read_inside, redact_value, show, shown};
 use crate::error::{HarnessError, Result};
+use crate::run_folder::{Build, RunMeta};
 
 /// One row of the index.
 #[derive(Clone, Debug)]
@@ -94,6 +95,7 @@ fn href(rel: &Path) -> String {
 fn entry(dir: &Path, run: &Path) -> Option<Entry> {
     let mut result: Value = serde_json::from_str(&read_inside(run, "result.json")?).ok()?;
     redact_value(&mut result);
+    let meta = RunMeta::of(&result);
     let mut summary: Value = read_inside(run, "report.json")
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or(Value::Null);
@@ -144,26 +146,24 @@ fn entry(dir: &Path, run: &Path) -> Option<Entry> {
     let rel = run.strip_prefix(dir).ok()?;
     Some(Entry {
         href: href(rel),
-        scenario: show(&result["scenario"]),
-        started: show(&result["started"]),
-        seed: show(&result["seed"]),
+        scenario: shown(&meta.scenario),
+        started: shown(&meta.started),
+        seed: shown(&meta.seed),
         verdict: show(&result["verdict"]),
-        duration_s: result["duration_s"].as_f64().unwrap_or(0.0),
+        duration_s: meta.duration_s.unwrap_or(0.0),
         operations: summary["operations"]
             .as_u64()
             .or(result["stats"]["operations"].as_u64()),
         headline,
         checks,
-        command: show(&result["command"]),
+        command: shown(&meta.command),
         error: result["error"].as_str().map(str::to_string),
         has_page: run.join("index.html").is_file(),
-        expect: result["expect"].as_str().map(str::to_string),
+        expect: meta.expect,
         confirmation: result["confirmation"].as_str().map(str::to_string),
         preconditions: super::preconditions(&result),
         class: crate::rates::Class::of_result(&result),
-        build: crate::run_folder::read_object(run, "build.json")
-            .ok()
-            .and_then(|b| b["build"].as_str().map(str::to_string)),
+        build: Build::of_run(run),
     })
 }
 
@@ -362,12 +362,9 @@ pub fn render_index(dir: &Path) -> Result<Vec<Entry>> {
 /// it (a scenario's runs land in one folder, as the index lists them): None with no other run.
 pub fn sibling_tally(run_dir: &Path, result: &Value) -> Option<crate::rates::Tally> {
     let parent = run_dir.parent()?;
-    let build = |dir: &Path| {
-        crate::run_folder::read_object(dir, "build.json")
-            .ok()
-            .and_then(|b| b["build"].as_str().map(str::to_string))
-    };
+    let build = Build::of_run;
     let own_build = build(run_dir);
+    let scenario = RunMeta::of(result).scenario;
     let mut tally = crate::rates::Tally::default();
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent)
         .ok()?
@@ -380,12 +377,13 @@ pub fn sibling_tally(run_dir: &Path, result: &Value) -> Option<crate::rates::Tal
         let Ok(r) = crate::run_folder::read_object(&dir, "result.json") else {
             continue;
         };
-        if r["scenario"] != result["scenario"] || build(&dir) != own_build {
+        let meta = RunMeta::of(&r);
+        if meta.scenario != scenario || build(&dir) != own_build {
             continue;
         }
         tally.add(
             crate::rates::Class::of_result(&r),
-            r["duration_s"].as_f64().unwrap_or(0.0),
+            meta.duration_s.unwrap_or(0.0),
         );
     }
     (tally.runs > 1).then_some(tally)

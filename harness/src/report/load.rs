@@ -1,15 +1,14 @@
 //! Reading a run folder for the report: only files inside the folder (symbolic links that lead
 //! out are refused), every text redacted of credentials on the way in.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use checker::EventType;
+use checker::Status;
 use serde_json::Value;
 
 use crate::error::{HarnessError, Result};
 pub use crate::redact::{redact, redact_value};
-use crate::run_folder::{parse_faults, FaultEvent, FAULTS};
+use crate::run_folder::{parse_faults, read, FaultEvent, RunMeta, ShrinkSummary, FAULTS, HISTORY};
 pub use crate::run_folder::{parse_log, Clock, LogLine};
 
 /// OpStatus of an operation.
@@ -71,6 +70,11 @@ impl Op {
     }
 }
 
+/// A field of the run's meta as people read it ([`show`]): nil when absent.
+pub fn shown<T: std::fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref().map_or_else(|| "nil".to_string(), T::to_string)
+}
+
 /// A value as people read it: strings bare, null as nil, lists with spaces.
 pub fn show(v: &Value) -> String {
     match v {
@@ -87,20 +91,14 @@ pub struct NodeLog {
     pub lines: Vec<LogLine>,
 }
 
-impl Clock {
-    /// result.json's `workload_started_ns`; a folder written before it was recorded counts from
-    /// its first operation.
-    pub fn of(result: &Value, ops: &[Op]) -> Clock {
-        Clock::of_run(result, ops.iter().map(|o| o.invoke).min())
-    }
-}
-
 /// Everything the report shows, read from one run folder.
 pub struct RunFolder {
     pub dir: PathBuf,
     /// The time base every time on the page counts from.
     pub clock: Clock,
     pub result: Value,
+    /// What the run was (result.json's top level, redacted).
+    pub meta: RunMeta,
     pub scenario: String,
     pub ops: Vec<Op>,
     pub faults: Vec<FaultEvent>,
@@ -111,7 +109,7 @@ pub struct RunFolder {
     /// of the folder, a file too large): the report says so rather than show them as empty.
     pub unread: Vec<String>,
     /// shrink/shrink.json, once `chaos shrink` has looked for a smaller schedule.
-    pub shrink: Option<Value>,
+    pub shrink: Option<ShrinkSummary>,
 }
 
 /// Reads `rel` inside `dir`, refusing anything whose real path is outside the folder.
@@ -131,35 +129,51 @@ pub fn load(dir: &Path) -> Result<RunFolder> {
     let mut result = crate::run_folder::read_object(dir, "result.json")?;
     redact_value(&mut result);
     let mut unread = Vec::new();
-    let mut read_noting = |rel: &str| match crate::run_folder::read(dir, rel) {
-        Ok(text) => Some(text),
-        Err(e) => {
-            // A file that is simply missing is no news; one that is there and refused is.
-            if std::fs::symlink_metadata(dir.join(rel)).is_ok() {
-                unread.push(e.to_string());
-            }
-            None
-        }
-    };
-    let scenario = redact(&read_noting("scenario.yaml").unwrap_or_default());
-    let (ops, bad_lines) = parse_history(&read_noting("history.jsonl").unwrap_or_default());
-    let faults = parse_faults(&read_noting(FAULTS).unwrap_or_default())
+    let scenario = noting(
+        &mut unread,
+        dir,
+        "scenario.yaml",
+        read(dir, "scenario.yaml"),
+    );
+    let scenario = redact(&scenario.unwrap_or_default());
+    let history = crate::run_folder::read_history_lenient(dir);
+    let (ops, bad_lines) = noting(&mut unread, dir, HISTORY, history)
+        .map(|(history, bad_lines)| (operations(history), bad_lines))
+        .unwrap_or_default();
+    let faults = noting(&mut unread, dir, FAULTS, read(dir, FAULTS));
+    let faults = parse_faults(&faults.unwrap_or_default())
         .into_iter()
         .map(FaultEvent::redacted)
         .collect();
     let logs = read_logs(dir);
+    let meta = RunMeta::of(&result);
     Ok(RunFolder {
         dir: dir.to_path_buf(),
-        clock: Clock::of(&result, &ops),
+        clock: Clock::of_meta(&meta, ops.iter().map(|o| o.invoke).min()),
         result,
+        meta,
         scenario,
         ops,
         faults,
         logs,
         bad_lines,
         unread,
-        shrink: read_inside(dir, "shrink/shrink.json").and_then(|t| serde_json::from_str(&t).ok()),
+        shrink: ShrinkSummary::read(dir),
     })
+}
+
+/// What was read, or None; a file that is simply missing is no news, one that is there and
+/// refused is noted in `unread`.
+fn noting<T>(unread: &mut Vec<String>, dir: &Path, rel: &str, read: Result<T>) -> Option<T> {
+    match read {
+        Ok(v) => Some(v),
+        Err(e) => {
+            if std::fs::symlink_metadata(dir.join(rel)).is_ok() {
+                unread.push(e.to_string());
+            }
+            None
+        }
+    }
 }
 
 fn read_logs(dir: &Path) -> Vec<NodeLog> {
@@ -192,66 +206,37 @@ fn read_logs(dir: &Path) -> Vec<NodeLog> {
         .collect()
 }
 
-/// Pairs invocations with completions per process. Returns the operations in invocation order
-/// and the (1-based) lines that could not be read. Each line is read as the checker reads it
-/// (`checker::Event`); unlike the checker, a line that is no event or a completion without its
-/// invocation is noted rather than refused, so that the report shows what it can.
-pub fn parse_history(text: &str) -> (Vec<Op>, Vec<usize>) {
-    let mut ops: Vec<Op> = Vec::new();
-    let mut open: BTreeMap<u64, usize> = BTreeMap::new();
-    let mut bad = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let Ok(mut e) = serde_json::from_str::<checker::Event>(line) else {
-            bad.push(i + 1);
-            continue;
-        };
-        let process = e.process;
-        let mut value = e.value.take();
-        redact_value(&mut value);
-        let node = e.node.as_deref().map(redact);
-        match e.kind {
-            EventType::Invoke => {
-                if let Some(prev) = open.remove(&process) {
-                    ops[prev].outcome = OpStatus::Info;
-                }
-                open.insert(process, ops.len());
-                ops.push(Op {
-                    id: ops.len(),
-                    process,
-                    f: e.f,
-                    key: e.key.as_deref().map(redact),
-                    value,
-                    output: Value::Null,
-                    outcome: OpStatus::Info,
-                    invoke: e.time,
-                    complete: None,
-                    node,
-                    line: i + 1,
-                });
+/// The report's operations (redacted) of a history read leniently through the checker's one
+/// parser and pairing ([`crate::run_folder::read_history_lenient`]): a line that is no event or
+/// a completion without its invocation is noted there rather than refused, so that the report
+/// shows what it can.
+pub fn operations(history: checker::History) -> Vec<Op> {
+    history
+        .ops
+        .into_iter()
+        .map(|o| {
+            let (mut value, mut output) = (o.value, o.output);
+            redact_value(&mut value);
+            redact_value(&mut output);
+            Op {
+                id: o.id,
+                process: o.process,
+                f: o.f,
+                key: o.key.as_deref().map(redact),
+                value,
+                output,
+                outcome: match o.status {
+                    Status::Ok => OpStatus::Ok,
+                    Status::Fail => OpStatus::Fail,
+                    Status::Info => OpStatus::Info,
+                },
+                invoke: o.invoke_time,
+                complete: o.complete_time,
+                node: o.node.as_deref().map(redact),
+                line: o.line,
             }
-            kind => {
-                let Some(at) = open.remove(&process) else {
-                    bad.push(i + 1);
-                    continue;
-                };
-                let op = &mut ops[at];
-                op.outcome = match kind {
-                    EventType::Ok => OpStatus::Ok,
-                    EventType::Fail => OpStatus::Fail,
-                    _ => OpStatus::Info,
-                };
-                op.complete = Some(e.time);
-                op.output = value;
-                if op.node.is_none() {
-                    op.node = node;
-                }
-            }
-        }
-    }
-    (ops, bad)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -287,13 +272,18 @@ mod tests {
 
     #[test]
     fn pairs_operations_and_retires_unfinished_ones() {
+        let dir = std::env::temp_dir().join(format!("chaos-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
         let text = r#"{"index":0,"time":10,"process":0,"type":"invoke","f":"write","key":"k","value":1}
 {"index":1,"time":20,"process":1,"type":"invoke","f":"read","key":"k","value":null}
 {"index":2,"time":30,"process":0,"type":"ok","f":"write","key":"k","value":1}
 {"index":3,"time":40,"process":1,"type":"ok","f":"read","key":"k","value":1}
 {"index":4,"time":50,"process":2,"type":"invoke","f":"write","key":"k","value":2}
 not json"#;
-        let (ops, bad) = parse_history(text);
+        std::fs::write(dir.join("history.jsonl"), text).unwrap();
+        let (history, bad) = crate::run_folder::read_history_lenient(&dir).unwrap();
+        let ops = operations(history);
+        std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(bad, [6]);
         assert_eq!(ops.len(), 3);
         assert_eq!(ops[1].describe(), "read → 1");

@@ -20,7 +20,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::error::{HarnessError, Result};
-use load::show;
+use load::{show, shown};
 
 pub use index::render_index;
 
@@ -44,8 +44,11 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
     let run = load::load(run_dir)?;
     // Every result.json a run writes names its scenario and verdict (an interrupted run's
     // too): without them the page would be about "nil".
-    for field in ["scenario", "verdict"] {
-        if !run.result[field].is_string() {
+    for (field, there) in [
+        ("scenario", run.meta.scenario.is_some()),
+        ("verdict", run.result["verdict"].is_string()),
+    ] {
+        if !there {
             return Err(HarnessError::BadInput(format!(
                 "{}: no `{field}` (text): not the result.json of a chaos run",
                 run_dir.join("result.json").display()
@@ -55,6 +58,7 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
     let model = page::model(&run);
     let html = page::render(&model).into_string();
     let r = &run.result;
+    let meta = &run.meta;
     let folder = run_dir.display().to_string();
     let markdown = summary::run_summary(&model, &folder);
     let checks: Vec<(String, String, Vec<String>, String)> = model
@@ -70,15 +74,15 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         })
         .collect();
     let cases = junit::RunCases {
-        scenario: show(&r["scenario"]),
-        seed: show(&r["seed"]),
+        scenario: shown(&meta.scenario),
+        seed: shown(&meta.seed),
         verdict: show(&r["verdict"]),
         folder: folder.clone(),
-        command: show(&r["command"]),
-        duration_s: r["duration_s"].as_f64().unwrap_or(0.0),
+        command: shown(&meta.command),
+        duration_s: meta.duration_s.unwrap_or(0.0),
         checks: checks.clone(),
         error: r["error"].as_str().map(str::to_string),
-        expect: r["expect"].as_str().map(str::to_string),
+        expect: meta.expect.clone(),
         confirmation: r["confirmation"].as_str().map(str::to_string),
         preconditions: preconditions(r),
     };
@@ -108,11 +112,11 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
     };
     let line = format!(
         "{}: {}{confirmation} (seed {}, {} ops{steps}, {:.1} s){} {}",
-        show(&r["scenario"]),
+        shown(&meta.scenario),
         show(&r["verdict"]),
-        show(&r["seed"]),
+        shown(&meta.seed),
         run.ops.len(),
-        r["duration_s"].as_f64().unwrap_or(0.0),
+        meta.duration_s.unwrap_or(0.0),
         headline
             .as_ref()
             .map(|h| format!(": {h}"))
@@ -120,13 +124,13 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         folder
     );
     let summary = json!({
-        "scenario": r["scenario"],
-        "seed": r["seed"],
+        "scenario": meta.scenario,
+        "seed": meta.seed,
         "verdict": r["verdict"],
-        "started": r["started"],
-        "duration_s": r["duration_s"],
-        "system": r["system"],
-        "command": r["command"],
+        "started": meta.started,
+        "duration_s": meta.duration_s,
+        "system": meta.system,
+        "command": meta.command,
         "operations": run.ops.len(),
         "faults": model.windows.len(),
         "headline": headline,

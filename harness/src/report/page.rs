@@ -8,12 +8,13 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::analyze::{self, AppliedKind, Excerpt, LatencyRow};
 use super::data;
-use super::load::{show, Clock, LogLine, Op, OpStatus, RunFolder};
+use super::load::{show, shown, Clock, LogLine, Op, OpStatus, RunFolder};
 use super::violations::{self, short_id, CheckView, Retried, Violation};
 use crate::faults::kinds::Action;
 use crate::faults::log::{self as fault_log, Window};
 use crate::rates::{Class, Tally};
 use crate::run_folder::{FaultEvent, Phase};
+use crate::run_folder::{ShrinkSummary, ShrunkSchedule};
 
 pub const CSS: &str = include_str!("report.css");
 
@@ -111,7 +112,8 @@ fn ms(v: f64) -> String {
 pub fn render(m: &Model) -> Markup {
     let r = &m.run.result;
     let verdict = show(&r["verdict"]);
-    let scenario = show(&r["scenario"]);
+    let meta = &m.run.meta;
+    let scenario = shown(&meta.scenario);
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -120,7 +122,7 @@ pub fn render(m: &Model) -> Markup {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 link rel="icon" href="data:,";
                 meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'none'";
-                title { (scenario) " seed " (show(&r["seed"])) ": " (verdict_words(&verdict)) " — chaos" }
+                title { (scenario) " seed " (shown(&meta.seed)) ": " (verdict_words(&verdict)) " — chaos" }
                 style { (PreEscaped(CSS)) }
             }
             body {
@@ -249,7 +251,8 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
         _ => verdict,
     };
     let (sentence, anchor) = verdict_sentence(m);
-    let description = r["description"].as_str().map(first_sentence);
+    let meta = &m.run.meta;
+    let description = meta.description.as_deref().map(first_sentence);
     let workload_at = m.clock.t0 as f64 / 1e9;
     html! {
         section #summary class={"summary s-" (border)} {
@@ -311,14 +314,14 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
             }
             div.facts {
                 dl {
-                    dt { "system" } dd { (show(&r["system"]))
+                    dt { "system" } dd { (shown(&meta.system))
                         @for (name, v) in &m.versions { " · " (name) " " (v) } }
-                    dt { "seed" } dd { (show(&r["seed"])) }
+                    dt { "seed" } dd { (shown(&meta.seed)) }
                     dt { "reproduce" } dd.repro {
-                        code #repro { (show(&r["command"])) }
+                        code #repro { (shown(&meta.command)) }
                         button type="button" data-copy="repro" { "copy" }
                     }
-                    dt { "started" } dd { (show(&r["started"])) " · run id " (show(&r["run_id"])) }
+                    dt { "started" } dd { (shown(&meta.started)) " · run id " (shown(&meta.run_id)) }
                     dt { "time base" } dd {
                         "seconds from the workload's start, as the scenario's " code { "at:" } " counts them; the cluster started "
                         (format!("{workload_at:.1} s")) " before it"
@@ -343,7 +346,7 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                         }
                         @if stats["by_kind"].as_object().is_some() { span.muted { " (ok/fail/info)" } }
                     }
-                    dt { "duration" } dd { (format!("{:.1} s", r["duration_s"].as_f64().unwrap_or(m.end as f64 / 1e9))) ", of which the workload and final reads " (format!("{:.1} s", m.clock.s(m.end).max(0.0))) }
+                    dt { "duration" } dd { (format!("{:.1} s", meta.duration_s.unwrap_or(m.end as f64 / 1e9))) ", of which the workload and final reads " (format!("{:.1} s", m.clock.s(m.end).max(0.0))) }
                 }
             }
             @if let Some((first, rest)) = &description {
@@ -470,25 +473,26 @@ fn faults(m: &Model) -> Markup {
 
 /// What `chaos shrink` found: the recorded schedule beside the smallest one that still fails,
 /// and every trial it played.
-fn shrunk(s: &serde_json::Value) -> Markup {
-    let steps = |v: &serde_json::Value| -> Vec<String> {
-        v["steps"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|x| show(&x["describe"]))
+fn shrunk(s: &ShrinkSummary) -> Markup {
+    let steps = |v: &Option<ShrunkSchedule>| -> Vec<String> {
+        v.iter()
+            .flat_map(|v| &v.steps)
+            .map(|x| shown(&x.describe))
             .collect()
     };
-    let (original, minimal) = (&s["original"], &s["minimal"]);
+    let workload =
+        |v: &Option<ShrunkSchedule>| shown(&v.as_ref().and_then(|v| v.workload_text.as_ref()));
+    let (original, minimal) = (&s.original, &s.minimal);
+    let trials = s.trials.as_deref().unwrap_or_default();
     html! {
         section #shrink {
             h2 { "Shrunk schedule" }
-            p { (show(&s["conclusion"])) }
+            p { (shown(&s.conclusion)) }
             table.shrink {
                 thead { tr { th {} th { "recorded run" } th { "smallest that still fails" } } }
                 tbody {
                     tr { th { "fault steps" } td { (steps(original).len()) } td { (steps(minimal).len()) } }
-                    tr { th { "workload" } td { (show(&original["workload_text"])) } td { (show(&minimal["workload_text"])) } }
+                    tr { th { "workload" } td { (workload(original)) } td { (workload(minimal)) } }
                     tr {
                         th { "schedule" }
                         td { @for line in steps(original) { div.step { (line) } } }
@@ -496,22 +500,22 @@ fn shrunk(s: &serde_json::Value) -> Markup {
                     }
                 }
             }
-            @if s["minimal_yaml"].is_string() {
-                p.files { "Play it: " code { "chaos run " (show(&s["minimal_yaml"])) } " (" a href="shrink/minimal.yaml" { "shrink/minimal.yaml" } ")" }
+            @if let Some(yaml) = &s.minimal_yaml {
+                p.files { "Play it: " code { "chaos run " (yaml.display()) } " (" a href="shrink/minimal.yaml" { "shrink/minimal.yaml" } ")" }
             }
             details {
-                summary { (s["trials"].as_array().map_or(0, Vec::len)) " trials, " (show(&s["runs_used"])) " runs of a budget of " (show(&s["budget"])) }
+                summary { (trials.len()) " trials, " (shown(&s.runs_used)) " runs of a budget of " (shown(&s.budget)) }
                 table {
                     thead { tr { th { "trial" } th { "candidate" } th { "steps" } th { "workload" } th { "failed" } th { "runs" } } }
                     tbody {
-                        @for t in s["trials"].as_array().into_iter().flatten() {
-                            tr class={ @if t["failed"] == true { "kept" } } {
-                                td.num { (show(&t["trial"])) }
-                                td { (show(&t["label"])) }
-                                td.num { (show(&t["steps"])) }
-                                td { (show(&t["workload"])) }
-                                td { (show(&t["failures"])) " of " (show(&t["plays"])) }
-                                td { @for f in t["folders"].as_array().into_iter().flatten() { a href={"shrink/" (show(f)) "/index.html"} { (show(f)) } " " } }
+                        @for t in trials {
+                            tr class={ @if t.failed == Some(true) { "kept" } } {
+                                td.num { (shown(&t.trial)) }
+                                td { (shown(&t.label)) }
+                                td.num { (shown(&t.steps)) }
+                                td { (shown(&t.workload)) }
+                                td { (shown(&t.failures)) " of " (shown(&t.plays)) }
+                                td { @for f in &t.folders { a href={"shrink/" (f) "/index.html"} { (f) } " " } }
                             }
                         }
                     }

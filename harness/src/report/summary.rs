@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::analyze;
-use super::load::show;
+use super::load::{show, shown};
 use super::page::{verdict_sentence, Model};
 use super::violations::Violation;
 use crate::faults::log::fault_label;
@@ -135,13 +135,14 @@ fn fault_lines(m: &Model) -> Vec<String> {
 /// One run in Markdown. `folder`: where the full report is, as the reader should be told.
 pub fn run_summary(m: &Model, folder: &str) -> String {
     let r = &m.run.result;
+    let meta = &m.run.meta;
     let mut s = String::new();
     let verdict = show(&r["verdict"]);
     let versions: Vec<String> = m.versions.iter().map(|(n, v)| format!("{n} {v}")).collect();
     let _ = writeln!(
         s,
         "### chaos: {} — {}{}\n",
-        plain(&show(&r["scenario"])),
+        plain(&shown(&meta.scenario)),
         match verdict.as_str() {
             "ok" => "passed",
             "illegal" => "violation",
@@ -158,7 +159,7 @@ pub fn run_summary(m: &Model, folder: &str) -> String {
     let _ = writeln!(
         s,
         "- **System:** {}{}",
-        plain(&show(&r["system"])),
+        plain(&shown(&meta.system)),
         if versions.is_empty() {
             String::new()
         } else {
@@ -168,9 +169,9 @@ pub fn run_summary(m: &Model, folder: &str) -> String {
     let _ = writeln!(
         s,
         "- **Scenario:** {} (`{}`), seed {}",
-        plain(&show(&r["scenario"])),
-        show(&r["scenario_path"]),
-        show(&r["seed"])
+        plain(&shown(&meta.scenario)),
+        shown(&meta.scenario_path.as_ref().map(|p| p.display())),
+        shown(&meta.seed)
     );
     if let Some(c) = r["confirmation_sentence"].as_str() {
         let _ = writeln!(s, "- **Confirmation:** {}", plain(c));
@@ -182,7 +183,7 @@ pub fn run_summary(m: &Model, folder: &str) -> String {
             super::index::rate_words(t, Class::of_result(r))
         );
     }
-    let _ = writeln!(s, "- **Reproduce:** `{}`", show(&r["command"]));
+    let _ = writeln!(s, "- **Reproduce:** `{}`", shown(&meta.command));
     let _ = writeln!(s, "- **Full report:** {}/index.html", folder);
     let _ = writeln!(
         s,

@@ -11,7 +11,7 @@ use super::drive::{drive, Stage};
 use super::{key_prefix, Played, RunOptions};
 use crate::cluster::{docker, images, Cluster};
 use crate::error::{HarnessError, Result};
-use crate::run_folder::JsonlWriter;
+use crate::run_folder::ObservedLog;
 use crate::scenario::plan::Plan;
 use crate::scenario::LoadedScenario;
 
@@ -136,7 +136,7 @@ async fn ask_attached_build(
         return Ok(Vec::new());
     }
     let images = cluster.node_images().await?;
-    let observed = JsonlWriter::create(&run_dir.join(crate::run_folder::OBSERVED))
+    let observed = ObservedLog::create(run_dir)
         .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
     let image_of = |node: &str| {
         images

@@ -12,7 +12,7 @@ use super::{attached, Played, RunOptions};
 use crate::cluster::{docker, images};
 use crate::cluster::{Cluster, ClusterSpec};
 use crate::error::{HarnessError, Result};
-use crate::run_folder::JsonlWriter;
+use crate::run_folder::ObservedLog;
 use crate::scenario::plan::Plan;
 use crate::scenario::LoadedScenario;
 
@@ -58,7 +58,7 @@ pub(super) async fn play(
         r = images::ensure(&docker, &repo, &needed, false) => r?,
         _ = interrupt.cancelled() => return Err(HarnessError::Interrupted("while building images".into())),
     }
-    let observed = JsonlWriter::create(&run_dir.join(crate::run_folder::OBSERVED))
+    let observed = ObservedLog::create(run_dir)
         .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
     let lacking = tokio::select! {
         r = crate::observe::check_build(&docker, loaded, run_id, &observed) => r,

@@ -12,7 +12,7 @@ use crate::cluster::Cluster;
 use crate::error::{HarnessError, Result};
 use crate::faults::FaultEngine;
 use crate::recorder::Recorder;
-use crate::run_folder::{FaultLog, JsonlWriter};
+use crate::run_folder::{FaultLog, ObservedLog};
 use crate::scenario::plan::Plan;
 use crate::scenario::LoadedScenario;
 use crate::systems::{self, AdapterSettings};
@@ -42,8 +42,9 @@ pub(super) async fn drive(
     };
     let io = |e: std::io::Error| HarnessError::infra(format!("cannot write the run folder: {e}"));
     let run_dir = stage.run_dir;
-    let recorder =
-        Arc::new(Recorder::create(&run_dir.join("history.jsonl"), stage.run_start).map_err(io)?);
+    let recorder = Arc::new(
+        Recorder::create(&run_dir.join(crate::run_folder::HISTORY), stage.run_start).map_err(io)?,
+    );
     let fault_log = FaultLog::create(run_dir).map_err(io)?;
     let ready_within = systems::lookup(&stage.loaded.spec.system.value)
         .map_or(Duration::from_secs(120), |info| info.ready_within);
@@ -85,8 +86,7 @@ pub(super) async fn drive(
         .iter()
         .map(|(name, p)| (name.clone(), p.value.clone()))
         .collect();
-    let observed =
-        Arc::new(JsonlWriter::append(&run_dir.join(crate::run_folder::OBSERVED)).map_err(io)?);
+    let observed = Arc::new(ObservedLog::append(run_dir).map_err(io)?);
     let stop_watching = CancellationToken::new();
     let _stop_watching_on_error = stop_watching.clone().drop_guard();
     let watchers = crate::observe::spawn(

@@ -11,10 +11,10 @@ mod drive;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{HarnessError, Result, EXIT_INTERRUPTED};
+use crate::run_folder::{Attach, RunMeta};
 use crate::scenario::plan::make_plan;
 use crate::scenario::LoadedScenario;
 use crate::{checks, report};
@@ -97,8 +97,7 @@ pub async fn run_scenario(
     std::fs::write(run_dir.join("scenario.yaml"), loaded.resolved_text(seed))
         .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
     let plan = make_plan(spec, seed);
-    let plan_json = serde_json::to_string_pretty(&plan).unwrap_or_default();
-    std::fs::write(run_dir.join("plan.json"), plan_json)
+    crate::run_folder::write_plan(&run_dir, &plan)
         .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
     eprintln!(
         "run {} of {} (seed {seed}) -> {}",
@@ -120,28 +119,37 @@ pub async fn run_scenario(
     )
     .await;
     let elapsed = started.elapsed();
-    let meta = json!({
-        "run_id": run_id,
-        "scenario": spec.name,
-        "description": spec.description,
-        "system": spec.system.value,
-        "profile": loaded.profile,
-        "seed": seed,
-        "started": now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
-        "duration_s": elapsed.as_secs_f64(),
-        "command": reproduce_command(loaded, seed),
-        "expect": options.expect,
+    let meta = RunMeta {
+        run_id: Some(run_id.clone()),
+        scenario: Some(spec.name.clone()),
+        description: Some(spec.description.clone()),
+        system: Some(spec.system.value.clone()),
+        profile: Some(loaded.profile.clone()),
+        seed: Some(seed),
+        started: Some(
+            now.format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default(),
+        ),
+        duration_s: Some(elapsed.as_secs_f64()),
+        command: Some(reproduce_command(loaded, seed)),
+        expect: options.expect.map(str::to_string),
         // What `chaos run --replay` and `chaos shrink` need besides the folder's own files.
-        "scenario_path": loaded.path.canonicalize().unwrap_or_else(|_| loaded.path.clone()),
-        "compose_path": loaded.compose_path,
-        "workload_started_ns": workload_started.get(),
-        "replay_of": options.replay_of,
+        scenario_path: Some(
+            loaded
+                .path
+                .canonicalize()
+                .unwrap_or_else(|_| loaded.path.clone()),
+        ),
+        compose_path: Some(loaded.compose_path.clone()),
+        workload_started_ns: workload_started.get().copied(),
+        replay_of: options.replay_of.clone(),
         // An attached run's cluster is a compose project's; its keys carry the run's prefix.
-        "attach": loaded.attach.as_ref().map(|project| json!({
-            "project": project,
-            "key_prefix": key_prefix(&run_id),
-        })),
-    });
+        attach: loaded.attach.as_ref().map(|project| Attach {
+            project: project.clone(),
+            key_prefix: key_prefix(&run_id),
+        }),
+    }
+    .to_value();
 
     let result = match outcome {
         Ok(Played::BuildLacks(lacking)) => {

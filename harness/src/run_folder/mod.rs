@@ -1,7 +1,10 @@
-//! The run folder's files, their types and their writes and reads (faults.jsonl in faults.rs,
-//! observed.jsonl here). Every command that reads one back (check, report, replay, shrink)
-//! reads only files inside it (a symbolic link that leads out is refused), of a bounded size,
-//! and says which file and why when it cannot.
+//! The run folder's files, each with its type, its write and its read: faults.jsonl
+//! (faults.rs), history.jsonl (history.rs, through the checker's one reader and pairing),
+//! plan.json (plan.rs), the run's meta at result.json's top level (meta.rs), converge.json
+//! (converge.rs), fencing.jsonl and probe.json (fencing.rs), build.json (build.rs),
+//! shrink/shrink.json (shrink.rs) and observed.jsonl (here). Every command that reads one back
+//! (check, report, replay, shrink) reads only files inside it (a symbolic link that leads out is
+//! refused), of a bounded size, and says which file and why when it cannot.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -12,8 +15,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{HarnessError, Result};
 
+mod build;
+mod converge;
 mod faults;
+mod fencing;
+mod history;
+mod meta;
+mod plan;
+mod shrink;
+pub use build::{Build, BUILD};
+pub use converge::{Converged, Lookups, CONVERGE};
 pub use faults::{parse_faults, read_faults, FaultEvent, FaultLog, Grudge, Phase, FAULTS};
+pub use fencing::{read_fencing, FencingLine, FencingLog, Probe, FENCING, PROBE};
+pub use history::{read_history, read_history_lenient, HistoryLog, HISTORY};
+pub use meta::{Attach, RunMeta, RESULT};
+pub use plan::{
+    read_plan, write_plan, PlannedFiring, PlannedFollowUp, PlannedStep, RecordedPlan, PLAN,
+};
+pub use shrink::{
+    Reproduced, ShrinkSummary, ShrinkTrial, ShrunkSchedule, ShrunkStep, ShrunkWorkload, SHRINK,
+};
 
 /// A JSON-lines file written one flushed line at a time.
 pub struct JsonlWriter {
@@ -74,15 +95,17 @@ pub struct Clock {
 }
 
 impl Clock {
-    /// result.json's (or a run's meta's) `workload_started_ns`; without it (a folder written
-    /// before it was recorded, a run stopped before its workload) the first operation's
-    /// invocation, else the run's start.
+    /// result.json's (or a run's meta's) `workload_started_ns` ([`RunMeta`]); without it (a
+    /// folder written before it was recorded, a run stopped before its workload) the first
+    /// operation's invocation, else the run's start.
     pub fn of_run(result: &serde_json::Value, first_op: Option<u64>) -> Clock {
+        Clock::of_meta(&RunMeta::of(result), first_op)
+    }
+
+    /// [`Clock::of_run`] of a meta already read.
+    pub fn of_meta(meta: &RunMeta, first_op: Option<u64>) -> Clock {
         Clock {
-            t0: result["workload_started_ns"]
-                .as_u64()
-                .or(first_op)
-                .unwrap_or(0),
+            t0: meta.workload_started_ns.or(first_op).unwrap_or(0),
         }
     }
 
@@ -136,6 +159,25 @@ pub fn parse_log(text: &str) -> Vec<LogLine> {
             }
         })
         .collect()
+}
+
+/// observed.jsonl as it is written: one flushed [`Observed`] a line, by the probes of the build
+/// before the cluster starts and of the predicates while the workload plays.
+pub struct ObservedLog(JsonlWriter);
+
+impl ObservedLog {
+    pub fn create(run_dir: &Path) -> std::io::Result<Self> {
+        JsonlWriter::create(&run_dir.join(OBSERVED)).map(ObservedLog)
+    }
+
+    /// Adds to what an earlier phase of the run wrote.
+    pub fn append(run_dir: &Path) -> std::io::Result<Self> {
+        JsonlWriter::append(&run_dir.join(OBSERVED)).map(ObservedLog)
+    }
+
+    pub fn write(&self, observed: &Observed) {
+        self.0.write(observed);
+    }
 }
 
 /// The lines of observed.jsonl that read (none when the file is missing).
@@ -215,6 +257,27 @@ pub fn read_object(dir: &Path, rel: &str) -> Result<serde_json::Value> {
         )));
     }
     Ok(value)
+}
+
+/// A JSON file of the run folder read as its type `T` (a missing field takes its default), or
+/// why not: missing, not JSON, not an object, or not what a run writes there (which field).
+pub fn read_json<T: serde::de::DeserializeOwned>(dir: &Path, rel: &str) -> Result<T> {
+    let value = read_object(dir, rel)?;
+    serde_json::from_value(value).map_err(|e| {
+        HarnessError::BadInput(format!(
+            "{}: not what a run writes there: {}",
+            dir.join(rel).display(),
+            checker::json_error_words(&e)
+        ))
+    })
+}
+
+/// A field that does not read as its type reads as absent (`deserialize_with`), as it did for
+/// the readers that asked for it by name.
+fn lenient<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
+    d: D,
+) -> std::result::Result<Option<T>, D::Error> {
+    Ok(serde_json::from_value(serde_json::Value::deserialize(d)?).ok())
 }
 
 fn json_kind(v: &serde_json::Value) -> &'static str {

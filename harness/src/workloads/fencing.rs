@@ -22,15 +22,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{HarnessError, Result};
 use crate::recorder::Recorder;
-use crate::run_folder::{Clock, JsonlWriter};
+use crate::run_folder::{read_fencing, Clock, FencingLine, FencingLog, Probe};
 use crate::scenario::FencingSpec;
 use crate::systems::SystemAdapter;
 use crate::workloads::WorkloadConfig;
+use checker::{Event, EventType};
 
 pub async fn run_rounds(
     store: BucketStore,
     recorder: &Recorder,
-    log: &JsonlWriter,
+    log: &FencingLog,
     config: &WorkloadConfig,
     shape: &FencingSpec,
     cancel: CancellationToken,
@@ -61,10 +62,11 @@ pub async fn run_rounds(
         let bucket = format!("{}-f{round}", store.bucket);
         let made = store.client.create_bucket(&bucket).await;
         if let Some(reason) = made.outcome.reason() {
-            log.write(&json!({
-                "type": "round_not_started", "round": round, "run_time": recorder.now(),
-                "reason": format!("CreateBucket {bucket}: {reason}"),
-            }));
+            log.write(&FencingLine::NotStarted {
+                round,
+                run_time: Some(recorder.now()),
+                reason: format!("CreateBucket {bucket}: {reason}"),
+            });
             continue;
         }
         let round_store = Arc::new(BucketStore {
@@ -77,15 +79,16 @@ pub async fn run_rounds(
             _ = cancel.cancelled() => return,
             r = run_fencing(round_store, &fencing) => r,
         };
-        for event in &report.events {
-            let mut line = serde_json::to_value(event).unwrap_or(Value::Null);
-            let time = line["time"].as_u64().unwrap_or(0);
-            line["round"] = json!(round);
-            line["run_time"] = json!(offset + time);
-            log.write(&line);
-            if let Some(op) = processes.history_event(round, event) {
+        for event in report.events {
+            let time = event.time();
+            if let Some(op) = processes.history_event(round, &event) {
                 recorder.write_at(op, offset + time);
             }
+            log.write(&FencingLine::Event {
+                round,
+                run_time: Some(offset + time),
+                event,
+            });
         }
     }
 }
@@ -114,8 +117,11 @@ impl Processes {
         self.ids.remove(&(round, owner.to_string()));
     }
 
-    fn history_event(&mut self, round: u64, event: &FencingEvent) -> Option<Value> {
-        let op = |process: u64, kind: &str, f: &str, key: String, value: Value| json!({"process": process, "type": kind, "f": f, "key": key, "value": value, "node": format!("round {round}")});
+    fn history_event(&mut self, round: u64, event: &FencingEvent) -> Option<Event> {
+        let op = |process: u64, kind: EventType, f: &str, key: String, value: Value| Event {
+            node: Some(format!("round {round}")),
+            ..Event::new(process, kind, f, Some(&key), value)
+        };
         let upload_key =
             |u: &chaos_s3::UploadId| format!("r{round}/{}", chaos_s3::fencing::data_key(u));
         let fence = |term: u64| format!("r{round}/{}", chaos_s3::fencing::fence_key(term));
@@ -124,7 +130,7 @@ impl Processes {
                 let p = self.id(round, owner);
                 op(
                     p,
-                    "invoke",
+                    EventType::Invoke,
                     "takeover",
                     fence(*term),
                     json!({"owner": owner, "term": term}),
@@ -139,7 +145,7 @@ impl Processes {
                 let p = self.id(round, owner);
                 op(
                     p,
-                    "ok",
+                    EventType::Ok,
                     "takeover",
                     fence(*term),
                     json!({"owner": owner, "term": term, "restore_point": restore_point.len()}),
@@ -154,33 +160,57 @@ impl Processes {
                 let p = self.id(round, owner);
                 let mut v = op(
                     p,
-                    "fail",
+                    EventType::Fail,
                     "takeover",
                     fence(*term),
                     json!({"owner": owner, "term": term}),
                 );
-                v["error"] = json!(reason);
+                v.error = Some(reason.clone());
                 v
             }
             FencingEvent::UploadInvoked { upload, .. } => {
                 let p = self.id(round, &upload.owner);
-                op(p, "invoke", "upload", upload_key(upload), json!(upload.seq))
+                op(
+                    p,
+                    EventType::Invoke,
+                    "upload",
+                    upload_key(upload),
+                    json!(upload.seq),
+                )
             }
             FencingEvent::UploadAcked { upload, .. } => {
                 let p = self.id(round, &upload.owner);
-                op(p, "ok", "upload", upload_key(upload), json!(upload.seq))
+                op(
+                    p,
+                    EventType::Ok,
+                    "upload",
+                    upload_key(upload),
+                    json!(upload.seq),
+                )
             }
             FencingEvent::UploadFailed { upload, reason, .. } => {
                 let p = self.id(round, &upload.owner);
-                let mut v = op(p, "fail", "upload", upload_key(upload), json!(upload.seq));
-                v["error"] = json!(reason);
+                let mut v = op(
+                    p,
+                    EventType::Fail,
+                    "upload",
+                    upload_key(upload),
+                    json!(upload.seq),
+                );
+                v.error = Some(reason.clone());
                 v
             }
             FencingEvent::UploadUnknown { upload, reason, .. } => {
                 let p = self.id(round, &upload.owner);
                 self.retire(round, &upload.owner);
-                let mut v = op(p, "info", "upload", upload_key(upload), json!(upload.seq));
-                v["error"] = json!(reason);
+                let mut v = op(
+                    p,
+                    EventType::Info,
+                    "upload",
+                    upload_key(upload),
+                    json!(upload.seq),
+                );
+                v.error = Some(reason.clone());
                 v
             }
             FencingEvent::Fenced { .. } | FencingEvent::WriterStalled { .. } => return None,
@@ -188,34 +218,28 @@ impl Processes {
     }
 }
 
-/// An event of fencing.jsonl timed from the workload's start: its `run_time` (the run clock)
-/// less the workload's; a line written without `run_time` keeps its time in the round. Within
-/// a round every event moves by the same amount, so the check's comparisons do not change.
-fn on_workload_clock(mut line: Value, clock: Clock) -> Value {
-    if let Some(run_time) = line["run_time"].as_u64() {
-        line["time"] = json!(run_time.saturating_sub(clock.t0));
-    }
-    line
-}
-
 /// The `fencing` check over fencing.jsonl: one result per property (NoAckedWriteLoss,
 /// NoAckAfterTakeover, OneWriterPerTerm), each over every round; times from the workload's
 /// start.
 pub fn check(run_dir: &Path, clock: Clock) -> Vec<Value> {
-    let text = crate::run_folder::read_optional(run_dir, "fencing.jsonl").unwrap_or_default();
     let mut rounds: BTreeMap<u64, Vec<FencingEvent>> = BTreeMap::new();
     let mut not_started = Vec::new();
-    for line in text.lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let round = v["round"].as_u64().unwrap_or(0);
-        if v["type"] == "round_not_started" {
-            not_started.push(v["reason"].as_str().unwrap_or_default().to_string());
-            continue;
-        }
-        if let Ok(event) = serde_json::from_value::<FencingEvent>(on_workload_clock(v, clock)) {
-            rounds.entry(round).or_default().push(event);
+    for line in read_fencing(run_dir) {
+        match line {
+            FencingLine::NotStarted { reason, .. } => not_started.push(reason),
+            // Timed from the workload's start: its `run_time` (the run clock) less the
+            // workload's; a line written without `run_time` keeps its time in the round. Within
+            // a round every event moves by the same amount, so the comparisons do not change.
+            FencingLine::Event {
+                round,
+                run_time,
+                mut event,
+            } => {
+                if let Some(run_time) = run_time {
+                    event.set_time(run_time.saturating_sub(clock.t0));
+                }
+                rounds.entry(round).or_default().push(event);
+            }
         }
     }
     let verdicts: Vec<(u64, FencingVerdict)> = rounds
@@ -303,20 +327,20 @@ pub async fn probe(
     })?;
     let result = chaos_s3::probe_conditional_writes(&store, "chaos-probe/").await;
     eprintln!("conditional-write probe on {node}: {}", result.sentence);
-    let text = serde_json::to_string_pretty(&json!({
-        "node": node,
-        "enforced": result.enforced,
-        "sentence": result.sentence,
-        "steps": result.steps,
-    }))
-    .unwrap_or_default();
-    std::fs::write(run_dir.join("probe.json"), text)
+    let probe = Probe {
+        node: Some(node.to_string()),
+        enforced: result.enforced,
+        sentence: result.sentence,
+        steps: result.steps,
+    };
+    probe
+        .write(run_dir)
         .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))
 }
 
 /// The `conditional-writes` check over probe.json.
 pub fn check_probe(run_dir: &Path) -> Value {
-    let probe: Option<Value> = crate::run_folder::read_object(run_dir, "probe.json").ok();
+    let probe = Probe::read(run_dir).ok();
     let (verdict, summary) = match &probe {
         None => (
             "unknown",
@@ -324,8 +348,8 @@ pub fn check_probe(run_dir: &Path) -> Value {
                 .to_string(),
         ),
         Some(p) => {
-            let sentence = p["sentence"].as_str().unwrap_or_default().to_string();
-            if p["enforced"] == true {
+            let sentence = p.sentence.clone();
+            if p.enforced {
                 ("ok", sentence)
             } else if sentence.starts_with("could not tell") {
                 ("unknown", sentence)
@@ -391,7 +415,7 @@ mod tests {
     async fn rounds_on_a_store_that_ignores_conditions_fail() {
         for (enforce, expect) in [(true, "ok"), (false, "illegal")] {
             let d = dir(if enforce { "good" } else { "bad" });
-            let log = JsonlWriter::create(&d.join("fencing.jsonl")).unwrap();
+            let log = FencingLog::create(&d).unwrap();
             for round in 1..=3u64 {
                 let store = Arc::new(chaos_s3::MemStore::new(enforce));
                 let cfg = FencingConfig {
@@ -400,11 +424,12 @@ mod tests {
                 };
                 let report = run_fencing(store, &cfg).await;
                 let offset = 1_000_000_000_000 + round * 10_000_000_000;
-                for e in &report.events {
-                    let mut line = serde_json::to_value(e).unwrap();
-                    line["round"] = json!(round);
-                    line["run_time"] = json!(offset + line["time"].as_u64().unwrap());
-                    log.write(&line);
+                for event in report.events {
+                    log.write(&FencingLine::Event {
+                        round,
+                        run_time: Some(offset + event.time()),
+                        event,
+                    });
                 }
             }
             let clock = Clock {

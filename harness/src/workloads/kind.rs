@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::WorkloadConfig;
 use crate::error::{HarnessError, Result};
 use crate::recorder::Recorder;
-use crate::run_folder::JsonlWriter;
+use crate::run_folder::FencingLog;
 use crate::scenario::units::format_duration;
 use crate::scenario::{FencingSpec, LeaseSpec, WorkloadKind, WorkloadSpec};
 use crate::systems::SystemAdapter;
@@ -109,7 +109,7 @@ impl Workload for Fencing {
             .ok_or_else(|| {
                 HarnessError::BadInput("the fencing workload needs an object store".into())
             })?;
-        let log = JsonlWriter::create(&ctx.run_dir.join("fencing.jsonl"))
+        let log = FencingLog::create(&ctx.run_dir)
             .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
         super::fencing::run_rounds(store, &ctx.recorder, &log, c, &self.shape, ctx.cancel).await;
         Ok(())

@@ -66,6 +66,46 @@ pub enum FencingEvent {
     },
 }
 
+impl FencingEvent {
+    /// Nanoseconds since the recorder started.
+    pub fn time(&self) -> u64 {
+        *self.time_ref()
+    }
+
+    /// Puts the event on another clock (a run's reader counts from the workload's start).
+    pub fn set_time(&mut self, time: u64) {
+        *self.time_mut() = time;
+    }
+
+    fn time_ref(&self) -> &u64 {
+        match self {
+            FencingEvent::TakeoverStarted { time, .. }
+            | FencingEvent::TakeoverCompleted { time, .. }
+            | FencingEvent::TakeoverRefused { time, .. }
+            | FencingEvent::UploadInvoked { time, .. }
+            | FencingEvent::UploadAcked { time, .. }
+            | FencingEvent::UploadFailed { time, .. }
+            | FencingEvent::UploadUnknown { time, .. }
+            | FencingEvent::Fenced { time, .. }
+            | FencingEvent::WriterStalled { time, .. } => time,
+        }
+    }
+
+    fn time_mut(&mut self) -> &mut u64 {
+        match self {
+            FencingEvent::TakeoverStarted { time, .. }
+            | FencingEvent::TakeoverCompleted { time, .. }
+            | FencingEvent::TakeoverRefused { time, .. }
+            | FencingEvent::UploadInvoked { time, .. }
+            | FencingEvent::UploadAcked { time, .. }
+            | FencingEvent::UploadFailed { time, .. }
+            | FencingEvent::UploadUnknown { time, .. }
+            | FencingEvent::Fenced { time, .. }
+            | FencingEvent::WriterStalled { time, .. } => time,
+        }
+    }
+}
+
 /// Collects events with strictly increasing times.
 #[derive(Debug)]
 pub struct Recorder {
