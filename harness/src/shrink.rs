@@ -26,8 +26,9 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{
     HarnessError, Result, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION,
 };
-use crate::replay::{format_seconds, ConcreteStep, RecordedRun, Schedule};
+use crate::replay::{ConcreteStep, RecordedRun, Schedule};
 use crate::run::{run_scenario, RunOptions};
+use crate::scenario::units::format_seconds;
 use crate::scenario::{self, LoadOptions};
 
 pub struct ShrinkOptions {
