@@ -2,8 +2,7 @@
 //! "the system is broken" (1) from "the test is broken" (254, 255).
 
 use std::fmt;
-
-use crate::scenario::ScenarioError;
+use std::path::PathBuf;
 
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_VIOLATION: i32 = 1;
@@ -75,3 +74,28 @@ pub fn docker_message(e: &bollard::errors::Error) -> String {
 }
 
 pub type Result<T, E = HarnessError> = std::result::Result<T, E>;
+
+/// A scenario problem with where it is: `file:line:column: key.path: message`.
+#[derive(Debug, Clone)]
+pub struct ScenarioError {
+    pub file: PathBuf,
+    pub line: u64,
+    pub column: u64,
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if self.line > 0 {
+            write!(f, ":{}:{}", self.line, self.column)?;
+        }
+        if !self.path.is_empty() {
+            write!(f, ": {}", self.path)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}

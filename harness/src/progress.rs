@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::faults::FaultEngine;
 use crate::recorder::Recorder;
-use crate::replay::format_seconds;
 use crate::scenario::plan::Plan;
+use crate::scenario::units::format_seconds;
 
 /// How often a plain line is printed when stderr is not a terminal.
 const PLAIN_EVERY: Duration = Duration::from_secs(10);

@@ -19,7 +19,7 @@ use crate::faults::kinds::{Action, PARAMS};
 use crate::run_folder::{
     read_faults, FaultEvent, Grudge, Phase, RecordedPlan, RunMeta, PLAN, RESULT,
 };
-use crate::scenario::units::{format_duration, parse_duration};
+use crate::scenario::units::{format_duration, format_seconds, parse_duration};
 
 /// The keys of a recorded step a concrete firing of `action` keeps as they are: the parameters
 /// its fault takes (`Fault::takes`) but those the firing drew (its partition's sides, its
@@ -134,16 +134,6 @@ impl ConcreteStep {
             out.push_str(&format!("    {key}: {}\n", j(value)));
         }
         out
-    }
-}
-
-/// `12.3s`: a time for people (the YAML keeps milliseconds).
-pub fn format_seconds(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if (s - s.round()).abs() < 0.05 {
-        format!("{}s", s.round())
-    } else {
-        format!("{s:.1}s")
     }
 }
 

@@ -26,12 +26,12 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{
     HarnessError, Result, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION,
 };
-use crate::replay::{format_seconds, ConcreteStep, RecordedRun, Schedule};
+use crate::replay::{ConcreteStep, RecordedRun, Schedule};
 use crate::run::{run_scenario, RunOptions};
 use crate::run_folder::{
     Reproduced, ShrinkSummary, ShrinkTrial, ShrunkSchedule, ShrunkStep, ShrunkWorkload,
 };
-use crate::scenario::units::format_duration;
+use crate::scenario::units::{format_duration, format_seconds};
 use crate::scenario::{self, LoadOptions};
 
 pub struct ShrinkOptions {

@@ -23,6 +23,7 @@ use crate::cluster::compose::ComposeFile;
 use crate::faults::kinds::Mechanism;
 use crate::systems;
 
+pub use crate::error::ScenarioError;
 pub use reached::*;
 pub use steps::*;
 pub use units::{Dur, DurRange, OffsetRange, Rate};
@@ -269,31 +270,6 @@ impl Default for FinalSpec {
         }
     }
 }
-
-/// A scenario problem with where it is: `file:line:column: key.path: message`.
-#[derive(Debug, Clone)]
-pub struct ScenarioError {
-    pub file: PathBuf,
-    pub line: u64,
-    pub column: u64,
-    pub path: String,
-    pub message: String,
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if self.line > 0 {
-            write!(f, ":{}:{}", self.line, self.column)?;
-        }
-        if !self.path.is_empty() {
-            write!(f, ": {}", self.path)?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl std::error::Error for ScenarioError {}
 
 /// A parsed and validated scenario with everything it refers to.
 #[derive(Debug)]

@@ -52,6 +52,16 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// `12.3s`: a time for people (the YAML keeps milliseconds).
+pub fn format_seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if (s - s.round()).abs() < 0.05 {
+        format!("{}s", s.round())
+    } else {
+        format!("{s:.1}s")
+    }
+}
+
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
     let below_ms = d.as_nanos() % 1_000_000;
