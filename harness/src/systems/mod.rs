@@ -343,7 +343,7 @@ pub trait SystemAdapter: Send + Sync {
     /// Each node's own answer to a lookup of each key (node -> key -> answer), for the
     /// `converge` check's lookups: a node that could not be asked answers `{"error": ...}`;
     /// empty for a system without per-node lookups.
-    async fn replica_lookups(&self, _keys: &[String]) -> crate::checks::converge::Lookups {
+    async fn replica_lookups(&self, _keys: &[String]) -> crate::run_folder::Lookups {
         BTreeMap::new()
     }
 

@@ -72,7 +72,7 @@ impl SystemAdapter for Prefixed {
     }
 
     /// Asked for the prefixed keys, answered under the workload's names.
-    async fn replica_lookups(&self, keys: &[String]) -> crate::checks::converge::Lookups {
+    async fn replica_lookups(&self, keys: &[String]) -> crate::run_folder::Lookups {
         let sent: Vec<String> = keys.iter().map(|k| format!("{}{k}", self.prefix)).collect();
         self.inner
             .replica_lookups(&sent)
@@ -137,7 +137,7 @@ mod tests {
         async fn connect(&self, _node: &str) -> Result<Box<dyn SystemClient>, String> {
             Ok(Box::new(KeysClient(self.0.clone())))
         }
-        async fn replica_lookups(&self, keys: &[String]) -> crate::checks::converge::Lookups {
+        async fn replica_lookups(&self, keys: &[String]) -> crate::run_folder::Lookups {
             let answers = keys.iter().map(|k| (k.clone(), json!("absent"))).collect();
             BTreeMap::from([("n1".to_string(), answers)])
         }

@@ -673,7 +673,7 @@ impl SystemAdapter for Ozone {
 
     /// Each OM made leader in turn (a follower does not serve reads) and asked alone for every
     /// key: `{"length": n, "open": bool}`, `"absent"`, or `{"error": ...}`.
-    async fn replica_lookups(&self, keys: &[String]) -> crate::checks::converge::Lookups {
+    async fn replica_lookups(&self, keys: &[String]) -> crate::run_folder::Lookups {
         let bucket = match self.workload {
             WorkloadKind::Lease => FILES,
             WorkloadKind::Create | WorkloadKind::Register => BUCKET,
