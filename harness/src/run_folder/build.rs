@@ -21,8 +21,7 @@ pub struct Build {
 impl Build {
     /// Writes build.json (pretty JSON, `image` null when the scenario's own).
     pub fn write(&self, run_dir: &Path) -> std::io::Result<()> {
-        let text = serde_json::to_string_pretty(self).unwrap_or_default();
-        std::fs::write(run_dir.join(BUILD), text)
+        super::write_json(run_dir, BUILD, self)
     }
 
     /// A run folder's build's name; None when it has no build.json (not a comparison's run) or

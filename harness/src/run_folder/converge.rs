@@ -35,8 +35,7 @@ pub struct Converged {
 impl Converged {
     /// Writes converge.json (pretty JSON).
     pub fn write(&self, run_dir: &Path) -> std::io::Result<()> {
-        let text = serde_json::to_string_pretty(self).unwrap_or_default();
-        std::fs::write(run_dir.join(CONVERGE), text)
+        super::write_json(run_dir, CONVERGE, self)
     }
 
     /// A run folder's converge.json, or why it cannot be read (missing, among others: a system

@@ -146,8 +146,7 @@ pub struct Probe {
 impl Probe {
     /// Writes probe.json (pretty JSON).
     pub fn write(&self, run_dir: &Path) -> std::io::Result<()> {
-        let text = serde_json::to_string_pretty(self).unwrap_or_default();
-        std::fs::write(run_dir.join(PROBE), text)
+        super::write_json(run_dir, PROBE, self)
     }
 
     /// A run folder's probe.json, or why it cannot be read (missing: the probe did not run).

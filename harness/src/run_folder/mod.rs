@@ -272,6 +272,16 @@ pub fn read_json<T: serde::de::DeserializeOwned>(dir: &Path, rel: &str) -> Resul
     })
 }
 
+/// Writes a JSON file of the run folder (pretty JSON): the one writer beside [`read_json`].
+pub fn write_json<T: serde::Serialize + ?Sized>(
+    dir: &Path,
+    rel: &str,
+    value: &T,
+) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    std::fs::write(dir.join(rel), text)
+}
+
 /// A field that does not read as its type reads as absent (`deserialize_with`), as it did for
 /// the readers that asked for it by name.
 fn lenient<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(

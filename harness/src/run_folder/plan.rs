@@ -17,8 +17,7 @@ pub const PLAN: &str = "plan.json";
 
 /// Writes plan.json (pretty JSON; the plan's hash is over this serialization).
 pub fn write_plan(run_dir: &Path, plan: &Plan) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(plan).unwrap_or_default();
-    std::fs::write(run_dir.join(PLAN), text)
+    super::write_json(run_dir, PLAN, plan)
 }
 
 /// plan.json as its readers read it.

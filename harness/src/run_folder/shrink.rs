@@ -112,9 +112,8 @@ impl ShrinkSummary {
     /// Writes shrink.json into `shrink_dir` (the run folder's shrink/): pretty JSON, its keys
     /// in order of their names.
     pub fn write(&self, shrink_dir: &Path) -> std::io::Result<()> {
-        let value = serde_json::to_value(self).unwrap_or_default();
-        let text = serde_json::to_string_pretty(&value).unwrap_or_default();
-        std::fs::write(shrink_dir.join("shrink.json"), text)
+        let value = serde_json::to_value(self).map_err(std::io::Error::other)?;
+        super::write_json(shrink_dir, "shrink.json", &value)
     }
 
     /// A run folder's shrink/shrink.json; None when it was not shrunk (or the file is no
