@@ -2,7 +2,8 @@
 //! (faults.rs), history.jsonl (history.rs, through the checker's one reader and pairing),
 //! plan.json (plan.rs), the run's meta at result.json's top level (meta.rs), converge.json
 //! (converge.rs), fencing.jsonl and probe.json (fencing.rs), build.json (build.rs),
-//! shrink/shrink.json (shrink.rs) and observed.jsonl (here). Every command that reads one back
+//! shrink/shrink.json (shrink.rs) and observed.jsonl (here); witness.rs holds the data of the
+//! witnesses result.json stores. Every command that reads one back
 //! (check, report, replay, shrink) reads only files inside it (a symbolic link that leads out is
 //! refused), of a bounded size, and says which file and why when it cannot.
 
@@ -23,6 +24,7 @@ mod history;
 mod meta;
 mod plan;
 mod shrink;
+mod witness;
 pub use build::{Build, BUILD};
 pub use converge::{Converged, Lookups, CONVERGE};
 pub use faults::{parse_faults, read_faults, FaultEvent, FaultLog, Grudge, Phase, FAULTS};
@@ -35,6 +37,7 @@ pub use plan::{
 pub use shrink::{
     Reproduced, ShrinkSummary, ShrinkTrial, ShrunkSchedule, ShrunkStep, ShrunkWorkload, SHRINK,
 };
+pub use witness::{Lost, OpRef, Witness};
 
 /// A JSON-lines file written one flushed line at a time.
 pub struct JsonlWriter {
