@@ -4,7 +4,10 @@
 
 pub mod converge;
 pub mod evidence;
+pub mod fencing;
+pub mod linearizable;
 pub mod reached;
+pub mod stays_up;
 pub mod witness;
 
 use std::collections::BTreeMap;
@@ -17,131 +20,14 @@ use serde_json::{json, Value};
 use crate::error::{HarnessError, Result};
 use crate::faults::kinds::Action;
 use crate::faults::log::Window;
-use crate::run_folder::{parse_faults, read_faults, Clock, FaultEvent, Phase, FAULTS};
+use crate::run_folder::{read_faults, Clock, FaultEvent, Phase};
 use crate::scenario::{self, CheckSpec};
-use witness::Witness;
 
 pub struct Checked {
     /// ok, illegal or unknown, over all checks.
     pub verdict: Verdict,
     pub exit_code: i32,
     pub result: Value,
-}
-
-/// One check's result as result.json and the reports show it.
-fn linearizable(
-    history: &History,
-    model: ModelKind,
-    timeout: Duration,
-    faults: &[Window],
-    clock: Clock,
-) -> Result<Value> {
-    let budget = checker::Budget::with_timeout(timeout);
-    let result = checker::linearizable::check(history, model, &budget)
-        .map_err(|e| HarnessError::BadInput(format!("history does not fit model {model}: {e}")))?;
-    let witnesses = witness::linearizable(history, model, &result, faults, clock);
-    // The first witness in words is the clearest summary (a stale read, two creates).
-    let first_words = witnesses.first().and_then(Witness::message);
-    let summary = match (result.verdict, result.explanation()) {
-        (Verdict::Illegal, _) if first_words.is_some() => first_words.unwrap_or_default().into(),
-        (Verdict::Illegal, Some(e)) => e.message.clone(),
-        (Verdict::Illegal, None) => "not linearizable".to_string(),
-        (Verdict::Unknown, _) => {
-            let undecided: Vec<String> = result
-                .partitions
-                .iter()
-                .filter(|p| p.verdict == Verdict::Unknown)
-                .map(|p| p.key.clone().unwrap_or_default())
-                .collect();
-            format!(
-                "undecided within the budget ({:?}) for key(s) {}",
-                timeout,
-                undecided.join(", ")
-            )
-        }
-        (Verdict::Ok, _) => format!(
-            "linearizable: {} operations, {} states explored",
-            result.operations, result.states_explored
-        ),
-    };
-    Ok(json!({
-        "name": format!("linearizable ({model})"),
-        "check": "linearizable",
-        "model": model.name(),
-        "verdict": result.verdict,
-        "summary": summary,
-        "witnesses": witnesses,
-        "detail": result,
-    }))
-}
-
-/// The `stays-up` check: illegal when faults.jsonl names a node whose program exited by
-/// itself, with its exit code, the time (from the workload's start) and the last error lines of
-/// its log.
-pub fn stays_up(run_dir: &Path, clock: Clock) -> Value {
-    let Some(text) = crate::run_folder::read_optional(run_dir, FAULTS) else {
-        return json!({
-            "name": "stays-up", "check": "stays-up", "verdict": "unknown",
-            "summary": "stays-up: faults.jsonl is missing or unreadable",
-        });
-    };
-    let exits: Vec<FaultEvent> = parse_faults(&text)
-        .into_iter()
-        .filter(|f| f.action == "exited")
-        .collect();
-    if exits.is_empty() {
-        return json!({
-            "name": "stays-up", "check": "stays-up", "verdict": "ok",
-            "summary": "every node the faults did not take down was still running when they ended",
-            "detail": {"exits": []},
-        });
-    }
-    let sentences: Vec<String> = exits
-        .iter()
-        .map(|f| {
-            let detail = f.detail.clone().unwrap_or_default();
-            // The line that says it is going down, else the last error.
-            let errors: Vec<String> = detail["last_errors"]
-                .as_array()
-                .map(|l| {
-                    l.iter()
-                        .filter_map(Value::as_str)
-                        .map(|l| rebase_log_line(l, clock))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let why = match errors.iter().position(|l| l.contains("Terminating")) {
-                // The Terminating line and the exception after it.
-                Some(i) => errors[i..errors.len().min(i + 2)].join(" "),
-                None => errors.last().cloned().unwrap_or_default(),
-            };
-            format!(
-                "{} exited by itself at {} (exit code {}): {}",
-                f.targets.first().map_or("?", String::as_str),
-                clock.at(f.time),
-                detail["exit_code"],
-                why.trim()
-            )
-        })
-        .collect();
-    json!({
-        "name": "stays-up", "check": "stays-up", "verdict": "illegal",
-        "summary": sentences.join("; "),
-        "detail": {"exits": exits},
-    })
-}
-
-/// A node's log line as a sentence quotes it: its `[  147.328473] ` prefix (seconds since the
-/// run began) as seconds from the workload's start, `[24.528] `; a line without it as it is.
-fn rebase_log_line(line: &str, clock: Clock) -> String {
-    match crate::run_folder::parse_log(line).first() {
-        Some(crate::run_folder::LogLine {
-            time: Some(t),
-            text,
-            ..
-        }) => format!("[{:.3}] {text}", clock.log(*t)),
-        _ => line.to_string(),
-    }
 }
 
 /// Every check of `checks`; their sentences give times from the workload's start (`clock`).
@@ -160,7 +46,7 @@ fn run_checks(
     for check in checks {
         match check {
             CheckSpec::Fencing(_) => match run_dir {
-                Some(dir) => out.extend(crate::workloads::fencing::check(dir, clock)),
+                Some(dir) => out.extend(fencing::check(dir, clock)),
                 None => {
                     return Err(HarnessError::BadInput(
                         "the fencing check reads a run folder's fencing.jsonl".into(),
@@ -168,7 +54,7 @@ fn run_checks(
                 }
             },
             CheckSpec::ConditionalWrites(_) => match run_dir {
-                Some(dir) => out.push(crate::workloads::fencing::check_probe(dir)),
+                Some(dir) => out.push(fencing::check_probe(dir)),
                 None => {
                     return Err(HarnessError::BadInput(
                         "the conditional-writes check reads a run folder's probe.json".into(),
@@ -176,7 +62,7 @@ fn run_checks(
                 }
             },
             CheckSpec::StaysUp(_) => out.push(match run_dir {
-                Some(dir) => stays_up(dir, clock),
+                Some(dir) => stays_up::check(dir, clock),
                 None => json!({
                     "name": "stays-up", "check": "stays-up", "verdict": "unknown",
                     "summary": "stays-up reads a run folder's faults.jsonl",
@@ -214,7 +100,7 @@ fn run_check(
             let t = timeout
                 .or(spec.timeout.map(|d| d.0))
                 .unwrap_or(Duration::from_secs(60));
-            linearizable(history, model, t, faults, clock)
+            linearizable::check(history, model, t, faults, clock)
         }
         CheckSpec::Durable(_) => {
             let result = checker::durable::check(history);
@@ -704,159 +590,4 @@ pub fn check_path(
         operations: history.ops.len(),
         confirmed,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// An `exited` event in faults.jsonl fails stays-up with the node, the time (from the
-    /// workload's start), the exit code and the log's last error line; without one the check
-    /// passes.
-    #[test]
-    fn stays_up_names_the_node_that_exited_by_itself() {
-        let dir = std::env::temp_dir().join(format!("chaos-stays-up-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let pause = r#"{"time":1000000000,"action":"pause","phase":"apply","targets":["om2"],"outcome":"ok"}"#;
-        std::fs::write(dir.join("faults.jsonl"), format!("{pause}\n")).unwrap();
-        // The workload began 122.8 s into the run (the cluster's start before it).
-        let clock = Clock {
-            t0: 122_800_000_000,
-        };
-        assert_eq!(stays_up(&dir, clock)["verdict"], "ok");
-        let exited = r#"{"time":129930000000,"action":"exited","phase":"effect","targets":["om3"],"outcome":"exited by itself (exit code 2)","detail":{"exit_code":2,"last_errors":["[  129.328473] ERROR ratis.OzoneManagerDoubleBuffer: Terminating with exit status 2"]}}"#;
-        std::fs::write(dir.join("faults.jsonl"), format!("{pause}\n{exited}\n")).unwrap();
-        let result = stays_up(&dir, clock);
-        assert_eq!(result["verdict"], "illegal");
-        assert_eq!(
-            result["summary"],
-            "om3 exited by itself at 7.130 s (exit code 2): [6.528] ERROR ratis.OzoneManagerDoubleBuffer: Terminating with exit status 2"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    fn history(deletes: &str) -> History {
-        let text = format!(
-            r#"{{"index":0,"time":100,"process":0,"type":"invoke","f":"put","key":"o0","value":{{"body":"b1","if_none_match":"*"}}}}
-{{"index":1,"time":110,"process":1,"type":"invoke","f":"put","key":"o0","value":{{"body":"b2","if_none_match":"*"}}}}
-{deletes}{{"index":4,"time":200,"process":0,"type":"ok","f":"put","key":"o0","value":{{"etag":"e1"}}}}
-{{"index":5,"time":210,"process":1,"type":"ok","f":"put","key":"o0","value":{{"etag":"e2"}}}}
-{{"index":6,"time":300,"process":0,"type":"invoke","f":"get","key":"o0","value":null}}
-{{"index":7,"time":310,"process":0,"type":"ok","f":"get","key":"o0","value":{{"body":"b2","etag":"e2"}}}}
-"#
-        );
-        checker::parse_str(&text, Format::Jsonl).unwrap()
-    }
-
-    #[test]
-    fn two_successful_creates_are_named() {
-        let h = history("");
-        let r = linearizable(
-            &h,
-            ModelKind::S3Object,
-            Duration::from_secs(5),
-            &[],
-            Clock::default(),
-        )
-        .unwrap();
-        assert_eq!(r["verdict"], "illegal");
-        let summary = r["summary"].as_str().unwrap();
-        assert!(
-            summary.starts_with(
-                "more than one create succeeded on key o0: process 0 created body \"b1\""
-            ),
-            "{summary}"
-        );
-        assert!(
-            summary.contains("process 1 created body \"b2\""),
-            "{summary}"
-        );
-        assert_eq!(r["witnesses"][0]["creates"].as_array().unwrap().len(), 2);
-    }
-
-    /// The witnesses' sentences count from the workload's start, as the scenario's `at:` does
-    /// (here 100 s into the run, after the cluster's start): two creates, and a get torn between
-    /// two versions.
-    #[test]
-    fn witness_sentences_count_from_the_workloads_start() {
-        let clock = Clock {
-            t0: 100_000_000_000,
-        };
-        let text = r#"{"index":0,"time":100500000000,"process":0,"type":"invoke","f":"put","key":"o0","value":{"body":"b1","if_none_match":"*"}}
-{"index":1,"time":100600000000,"process":1,"type":"invoke","f":"put","key":"o0","value":{"body":"b2","if_none_match":"*"}}
-{"index":2,"time":101000000000,"process":0,"type":"ok","f":"put","key":"o0","value":{"etag":"e1"}}
-{"index":3,"time":101250000000,"process":1,"type":"ok","f":"put","key":"o0","value":{"etag":"e2"}}
-"#;
-        let h = checker::parse_str(text, Format::Jsonl).unwrap();
-        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5), &[], clock).unwrap();
-        let summary = r["summary"].as_str().unwrap();
-        assert!(
-            summary.contains(
-                "(0.500 s to 1.000 s) and process 1 created body \"b2\" (0.600 s to 1.250 s)"
-            ),
-            "{summary}"
-        );
-        assert_eq!(r["witnesses"][0]["creates"][1]["completed_s"], json!(1.25));
-        let torn = r#"{"index":0,"time":100500000000,"process":0,"type":"invoke","f":"put","key":"o0","value":{"body":"b1"}}
-{"index":1,"time":101000000000,"process":0,"type":"ok","f":"put","key":"o0","value":{"etag":"e1"}}
-{"index":2,"time":102000000000,"process":0,"type":"invoke","f":"put","key":"o0","value":{"body":"b2"}}
-{"index":3,"time":102500000000,"process":0,"type":"ok","f":"put","key":"o0","value":{"etag":"e2"}}
-{"index":4,"time":103000000000,"process":1,"type":"invoke","f":"get","key":"o0","value":null}
-{"index":5,"time":103100000000,"process":1,"type":"ok","f":"get","key":"o0","value":{"body":"b1","etag":"e2"}}
-"#;
-        let h = checker::parse_str(torn, Format::Jsonl).unwrap();
-        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5), &[], clock).unwrap();
-        let summary = r["summary"].as_str().unwrap();
-        assert!(
-            summary.starts_with("a get on key o0 (process 1, at 3.000 s) returned body"),
-            "{summary}"
-        );
-    }
-
-    #[test]
-    fn a_delete_between_overlapping_creates_in_either_order() {
-        // Seen on Ceph (ceph/if-match-delete, seed 1): the create invoked first is answered
-        // last; a delete sent after the other create's answer may come between them (the
-        // other create, then the delete, then the first create). The key is illegal for
-        // another reason (a get of a body never written), which must be what the summary says.
-        let text = r#"{"index":0,"time":100,"process":0,"type":"invoke","f":"put","key":"o0","value":{"body":"b1","if_none_match":"*"}}
-{"index":1,"time":105,"process":1,"type":"invoke","f":"put","key":"o0","value":{"body":"b2","if_none_match":"*"}}
-{"index":2,"time":200,"process":1,"type":"ok","f":"put","key":"o0","value":{"etag":"e2"}}
-{"index":3,"time":250,"process":2,"type":"invoke","f":"delete","key":"o0","value":null}
-{"index":4,"time":400,"process":0,"type":"ok","f":"put","key":"o0","value":{"etag":"e1"}}
-{"index":5,"time":500,"process":2,"type":"ok","f":"delete","key":"o0","value":null}
-{"index":6,"time":600,"process":0,"type":"invoke","f":"get","key":"o0","value":null}
-{"index":7,"time":610,"process":0,"type":"ok","f":"get","key":"o0","value":{"body":"b9","etag":"e9"}}
-"#;
-        let h = checker::parse_str(text, Format::Jsonl).unwrap();
-        let r = linearizable(
-            &h,
-            ModelKind::S3Object,
-            Duration::from_secs(5),
-            &[],
-            Clock::default(),
-        )
-        .unwrap();
-        assert_eq!(r["verdict"], "illegal");
-        let summary = r["summary"].as_str().unwrap();
-        assert!(!summary.contains("more than one create"), "{summary}");
-    }
-
-    #[test]
-    fn an_unknown_delete_could_come_between() {
-        // A delete sent before both creates whose answer never came may apply between them:
-        // then both creates are legal.
-        let h = history(
-            "{\"index\":2,\"time\":50,\"process\":2,\"type\":\"invoke\",\"f\":\"delete\",\"key\":\"o0\",\"value\":null}\n{\"index\":3,\"time\":60,\"process\":2,\"type\":\"info\",\"f\":\"delete\",\"key\":\"o0\",\"value\":null}\n",
-        );
-        let r = linearizable(
-            &h,
-            ModelKind::S3Object,
-            Duration::from_secs(5),
-            &[],
-            Clock::default(),
-        )
-        .unwrap();
-        assert_eq!(r["verdict"], "ok", "{}", r["summary"]);
-    }
 }

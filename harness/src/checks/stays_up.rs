@@ -1,0 +1,108 @@
+//! The `stays-up` check: no node's program exited by itself. faults.jsonl's `exited` events
+//! (recorded by the fault engine) name the nodes whose program ended without a fault that took
+//! them down, with the exit code and the last error lines of the log.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::run_folder::{parse_faults, Clock, FaultEvent, FAULTS};
+
+/// The check: illegal when faults.jsonl names a node whose program exited by
+/// itself, with its exit code, the time (from the workload's start) and the last error lines of
+/// its log.
+pub fn check(run_dir: &Path, clock: Clock) -> Value {
+    let Some(text) = crate::run_folder::read_optional(run_dir, FAULTS) else {
+        return json!({
+            "name": "stays-up", "check": "stays-up", "verdict": "unknown",
+            "summary": "stays-up: faults.jsonl is missing or unreadable",
+        });
+    };
+    let exits: Vec<FaultEvent> = parse_faults(&text)
+        .into_iter()
+        .filter(|f| f.action == "exited")
+        .collect();
+    if exits.is_empty() {
+        return json!({
+            "name": "stays-up", "check": "stays-up", "verdict": "ok",
+            "summary": "every node the faults did not take down was still running when they ended",
+            "detail": {"exits": []},
+        });
+    }
+    let sentences: Vec<String> = exits
+        .iter()
+        .map(|f| {
+            let detail = f.detail.clone().unwrap_or_default();
+            // The line that says it is going down, else the last error.
+            let errors: Vec<String> = detail["last_errors"]
+                .as_array()
+                .map(|l| {
+                    l.iter()
+                        .filter_map(Value::as_str)
+                        .map(|l| rebase_log_line(l, clock))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let why = match errors.iter().position(|l| l.contains("Terminating")) {
+                // The Terminating line and the exception after it.
+                Some(i) => errors[i..errors.len().min(i + 2)].join(" "),
+                None => errors.last().cloned().unwrap_or_default(),
+            };
+            format!(
+                "{} exited by itself at {} (exit code {}): {}",
+                f.targets.first().map_or("?", String::as_str),
+                clock.at(f.time),
+                detail["exit_code"],
+                why.trim()
+            )
+        })
+        .collect();
+    json!({
+        "name": "stays-up", "check": "stays-up", "verdict": "illegal",
+        "summary": sentences.join("; "),
+        "detail": {"exits": exits},
+    })
+}
+
+/// A node's log line as a sentence quotes it: its `[  147.328473] ` prefix (seconds since the
+/// run began) as seconds from the workload's start, `[24.528] `; a line without it as it is.
+fn rebase_log_line(line: &str, clock: Clock) -> String {
+    match crate::run_folder::parse_log(line).first() {
+        Some(crate::run_folder::LogLine {
+            time: Some(t),
+            text,
+            ..
+        }) => format!("[{:.3}] {text}", clock.log(*t)),
+        _ => line.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An `exited` event in faults.jsonl fails stays-up with the node, the time (from the
+    /// workload's start), the exit code and the log's last error line; without one the check
+    /// passes.
+    #[test]
+    fn stays_up_names_the_node_that_exited_by_itself() {
+        let dir = std::env::temp_dir().join(format!("chaos-stays-up-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pause = r#"{"time":1000000000,"action":"pause","phase":"apply","targets":["om2"],"outcome":"ok"}"#;
+        std::fs::write(dir.join("faults.jsonl"), format!("{pause}\n")).unwrap();
+        // The workload began 122.8 s into the run (the cluster's start before it).
+        let clock = Clock {
+            t0: 122_800_000_000,
+        };
+        assert_eq!(check(&dir, clock)["verdict"], "ok");
+        let exited = r#"{"time":129930000000,"action":"exited","phase":"effect","targets":["om3"],"outcome":"exited by itself (exit code 2)","detail":{"exit_code":2,"last_errors":["[  129.328473] ERROR ratis.OzoneManagerDoubleBuffer: Terminating with exit status 2"]}}"#;
+        std::fs::write(dir.join("faults.jsonl"), format!("{pause}\n{exited}\n")).unwrap();
+        let result = check(&dir, clock);
+        assert_eq!(result["verdict"], "illegal");
+        assert_eq!(
+            result["summary"],
+            "om3 exited by itself at 7.130 s (exit code 2): [6.528] ERROR ratis.OzoneManagerDoubleBuffer: Terminating with exit status 2"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
