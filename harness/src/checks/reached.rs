@@ -7,98 +7,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use checker::{History, Operation, Status, Verdict};
+use checker::{History, Operation, Status};
 use regex::Regex;
-use serde::Serialize;
 
-use crate::error::{EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION};
 use crate::run_folder::{FaultEvent, Phase};
+// A predicate's outcome and the confirmation live with result.json's other types.
+pub use crate::run_folder::{Confirmation, Reached};
 use crate::scenario::{OpFilter, OutcomeFilter, Precondition, PredicateKind};
-
-/// One predicate's outcome, as result.json keeps it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Reached {
-    pub name: String,
-    pub kind: PredicateKind,
-    pub reached: bool,
-    /// Seconds since the workload began (negative: before it), when reached.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub at_s: Option<f64>,
-    /// What shows it was reached (the step, the log line, the operation, the probe's answer),
-    /// or what was seen instead.
-    pub evidence: String,
-}
-
-/// What a run's verdict says of the bug, given its preconditions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Confirmation {
-    /// A violation, every precondition reached.
-    Confirmed,
-    /// No violation, every precondition reached: the situation happened and the system held.
-    Held,
-    /// No violation, and a precondition not reached: the run did not test the bug.
-    NotReached,
-    /// A violation, with a precondition not reached.
-    ViolatedUnreached,
-    /// A check could not decide.
-    Undecided,
-}
-
-impl Confirmation {
-    pub fn of(verdict: Verdict, all_reached: bool) -> Confirmation {
-        match (verdict, all_reached) {
-            (Verdict::Illegal, true) => Confirmation::Confirmed,
-            (Verdict::Illegal, false) => Confirmation::ViolatedUnreached,
-            (Verdict::Unknown, _) => Confirmation::Undecided,
-            (Verdict::Ok, true) => Confirmation::Held,
-            (Verdict::Ok, false) => Confirmation::NotReached,
-        }
-    }
-
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Confirmation::Confirmed | Confirmation::ViolatedUnreached => EXIT_VIOLATION,
-            Confirmation::Held => EXIT_OK,
-            Confirmation::NotReached | Confirmation::Undecided => EXIT_UNKNOWN,
-        }
-    }
-
-    pub fn word(self) -> &'static str {
-        match self {
-            Confirmation::Confirmed => "confirmed",
-            Confirmation::Held => "held",
-            Confirmation::NotReached => "not reached",
-            Confirmation::ViolatedUnreached => "violated, not all preconditions reached",
-            Confirmation::Undecided => "undecided",
-        }
-    }
-
-    /// The sentence a summary leads with.
-    pub fn sentence(self, unreached: &[&Reached]) -> String {
-        let names = || {
-            unreached
-                .iter()
-                .map(|r| r.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        match self {
-            Confirmation::Confirmed => {
-                "confirmed: every precondition reached, and a check found the violation".into()
-            }
-            Confirmation::Held => {
-                "held: the situation happened (every precondition reached) and the system held"
-                    .into()
-            }
-            Confirmation::NotReached => {
-                format!("not reached: {} — the run did not test the bug", names())
-            }
-            Confirmation::ViolatedUnreached => format!("violated, but not reached: {}", names()),
-            Confirmation::Undecided => "undecided: a check could not decide".into(),
-        }
-    }
-}
 
 /// When fault steps happened, from faults.jsonl (nanoseconds since the run began).
 #[derive(Debug, Default)]
@@ -202,13 +117,21 @@ pub fn evaluate(preconditions: &[(String, Precondition)], evidence: &Evidence) -
             };
             Reached {
                 name: name.clone(),
-                kind,
+                kind: kind_word(kind),
                 reached: at.is_some(),
                 at_s: at.map(|t| evidence.seconds(t)),
                 evidence: text,
             }
         })
         .collect()
+}
+
+/// The kind as result.json words it (`step`, `log`, ...).
+fn kind_word(kind: PredicateKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// When the predicate was reached (run clock), and what shows it or what was seen instead.
@@ -755,33 +678,5 @@ compared: { converge: {} }
         assert!(!results[0].reached);
         assert!(results[0].evidence.contains("no applied index from n2"));
         let _ = std::fs::remove_dir_all(dir);
-    }
-
-    #[test]
-    fn each_verdict_and_its_exit_code() {
-        use Confirmation::*;
-        let cases = [
-            (Verdict::Illegal, true, Confirmed, EXIT_VIOLATION),
-            (Verdict::Ok, true, Held, EXIT_OK),
-            (Verdict::Ok, false, NotReached, EXIT_UNKNOWN),
-            (Verdict::Illegal, false, ViolatedUnreached, EXIT_VIOLATION),
-            (Verdict::Unknown, true, Undecided, EXIT_UNKNOWN),
-        ];
-        for (verdict, all, want, code) in cases {
-            let got = Confirmation::of(verdict, all);
-            assert_eq!(got, want);
-            assert_eq!(got.exit_code(), code);
-        }
-        let missing = Reached {
-            name: "every-om-back".into(),
-            kind: PredicateKind::Step,
-            reached: false,
-            at_s: None,
-            evidence: String::new(),
-        };
-        assert_eq!(
-            NotReached.sentence(&[&missing]),
-            "not reached: every-om-back — the run did not test the bug"
-        );
     }
 }

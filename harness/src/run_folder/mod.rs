@@ -1,6 +1,7 @@
 //! The run folder's files, each with its type, its write and its read: faults.jsonl
 //! (faults.rs), history.jsonl (history.rs, through the checker's one reader and pairing),
-//! plan.json (plan.rs), the run's meta at result.json's top level (meta.rs), converge.json
+//! plan.json (plan.rs), result.json (result.rs, the run's meta at its top level from meta.rs),
+//! converge.json
 //! (converge.rs), fencing.jsonl and probe.json (fencing.rs), build.json (build.rs),
 //! shrink/shrink.json (shrink.rs) and observed.jsonl (here); witness.rs holds the data of the
 //! witnesses result.json stores. Every command that reads one back
@@ -23,6 +24,7 @@ mod fencing;
 mod history;
 mod meta;
 mod plan;
+mod result;
 mod shrink;
 mod witness;
 pub use build::{Build, BUILD};
@@ -33,6 +35,9 @@ pub use history::{read_history, read_history_lenient, HistoryLog, HISTORY};
 pub use meta::{Attach, RunMeta, RESULT};
 pub use plan::{
     read_plan, write_plan, PlannedFiring, PlannedFollowUp, PlannedStep, RecordedPlan, PLAN,
+};
+pub use result::{
+    CheckResult, Confirmation, Evidence, Failures, Latency, Reached, RunResult, RunVerdict, Stats,
 };
 pub use shrink::{
     Reproduced, ShrinkSummary, ShrinkTrial, ShrunkSchedule, ShrunkStep, ShrunkWorkload, SHRINK,
