@@ -444,6 +444,8 @@ async fn s3_workload(
     let history = checker::read_history(&path, checker::Format::Jsonl)
         .map_err(|e| HarnessError::infra(e.to_string()))?;
     let stats = crate::checks::statistics(&history, &[], crate::run_folder::Clock::default());
+    // As result.json holds them: a kind's counts print as its JSON object.
+    let stats = serde_json::to_value(stats).unwrap_or_default();
     let n = cluster.names().len();
     println!(
         "s3 bench: s3-object workload on {n} {} node(s), {processes} processes, target {rate}/s, no faults",

@@ -10,9 +10,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use checker::Verdict;
 use serde_json::{json, Value};
 
-use crate::run_folder::Converged;
+use super::kind::{not_its_spec, Check, Inputs};
+use crate::error::Result;
+use crate::run_folder::{CheckResult, Converged};
 use crate::scenario::{CheckSpec, ConvergeSpec};
 use crate::systems::SystemAdapter;
 
@@ -41,16 +44,47 @@ pub async fn record(adapter: &dyn SystemAdapter, run_dir: &Path, lookup_keys: Op
     }
 }
 
+pub struct Converge;
+
+impl Check for Converge {
+    fn name(&self) -> &'static str {
+        "converge"
+    }
+
+    fn inputs(&self) -> &'static [&'static str] {
+        &[FILE]
+    }
+
+    fn without_run_folder(&self) -> Result<Vec<CheckResult>> {
+        Ok(vec![CheckResult::new(
+            "converge",
+            "converge",
+            Verdict::Unknown,
+            format!("converge reads a run folder's {FILE}"),
+        )])
+    }
+
+    fn run(&self, spec: &CheckSpec, inputs: &Inputs) -> Result<Vec<CheckResult>> {
+        let CheckSpec::Converge(spec) = spec else {
+            return Err(not_its_spec(self, spec));
+        };
+        match inputs.run_dir {
+            Some(dir) => Ok(vec![check(dir, spec)]),
+            None => self.without_run_folder(),
+        }
+    }
+}
+
 /// The verdict of `converge: { bound, lookups }` on a run folder.
-pub fn check(run_dir: &Path, spec: &ConvergeSpec) -> Value {
+pub fn check(run_dir: &Path, spec: &ConvergeSpec) -> CheckResult {
     let recorded = Converged::read(run_dir).unwrap_or_default();
     let Some(applied) = recorded.applied else {
-        return json!({
-            "name": "converge",
-            "check": "converge",
-            "verdict": "unknown",
-            "summary": format!("converge: no applied indexes were recorded ({FILE} is missing or unreadable)"),
-        });
+        return CheckResult::new(
+            "converge",
+            "converge",
+            Verdict::Unknown,
+            format!("converge: no applied indexes were recorded ({FILE} is missing or unreadable)"),
+        );
     };
     let indexes = judge(&applied, spec.bound);
     if !spec.lookups {
@@ -63,30 +97,26 @@ pub fn check(run_dir: &Path, spec: &ConvergeSpec) -> Value {
 }
 
 /// One result of the two parts: the worse verdict, both summaries, both details.
-fn combine(indexes: Value, lookups: Value) -> Value {
-    let rank = |v: &Value| match v["verdict"].as_str() {
-        Some("illegal") => 2,
-        Some("unknown") => 1,
-        _ => 0,
+fn combine(indexes: CheckResult, lookups: CheckResult) -> CheckResult {
+    let rank = |v: Verdict| match v {
+        Verdict::Illegal => 2,
+        Verdict::Unknown => 1,
+        Verdict::Ok => 0,
     };
-    let worse = if rank(&lookups) > rank(&indexes) {
-        &lookups
+    let worse = if rank(lookups.verdict) > rank(indexes.verdict) {
+        lookups.verdict
     } else {
-        &indexes
+        indexes.verdict
     };
-    let mut detail = indexes["detail"].clone();
-    detail["lookups"] = lookups["detail"].clone();
-    json!({
-        "name": format!("{} with lookups", indexes["name"].as_str().unwrap_or("converge")),
-        "check": "converge",
-        "verdict": worse["verdict"],
-        "summary": format!(
-            "{}; {}",
-            lookups["summary"].as_str().unwrap_or_default(),
-            indexes["summary"].as_str().unwrap_or_default()
-        ),
-        "detail": detail,
-    })
+    let mut detail = indexes.detail.unwrap_or_default();
+    detail["lookups"] = lookups.detail.unwrap_or_default();
+    CheckResult::new(
+        format!("{} with lookups", indexes.name),
+        "converge",
+        worse,
+        format!("{}; {}", lookups.summary, indexes.summary),
+    )
+    .with_detail(detail)
 }
 
 /// An answer that says nothing about the key (the node could not be asked).
@@ -111,7 +141,7 @@ fn describe_answer(v: &Value) -> String {
 /// The verdict on the nodes' lookups: illegal when two nodes answered a lookup of the same key
 /// differently (each such key named with every node's answer), unknown when a node could not be
 /// asked (and none disagree), ok when every node gave every key the same answer.
-pub fn judge_lookups(lookups: &Lookups) -> Value {
+pub fn judge_lookups(lookups: &Lookups) -> CheckResult {
     let keys: std::collections::BTreeSet<&String> = lookups
         .values()
         .flat_map(|answers| answers.keys())
@@ -152,7 +182,7 @@ pub fn judge_lookups(lookups: &Lookups) -> Value {
             .filter_map(|d| d["summary"].as_str())
             .collect();
         (
-            "illegal",
+            Verdict::Illegal,
             format!(
                 "the nodes disagree on {} of {} keys after healing and settling: {}{}",
                 disagreements.len(),
@@ -162,10 +192,13 @@ pub fn judge_lookups(lookups: &Lookups) -> Value {
             ),
         )
     } else if keys.is_empty() {
-        ("unknown", "converge: no lookups were recorded".to_string())
+        (
+            Verdict::Unknown,
+            "converge: no lookups were recorded".to_string(),
+        )
     } else if !unasked.is_empty() {
         (
-            "unknown",
+            Verdict::Unknown,
             format!(
                 "{} could not be asked (no disagreement among the others on {} keys)",
                 unasked.into_iter().collect::<Vec<_>>().join(", "),
@@ -174,25 +207,20 @@ pub fn judge_lookups(lookups: &Lookups) -> Value {
         )
     } else {
         (
-            "ok",
+            Verdict::Ok,
             format!(
                 "every node answers the same to a lookup of each of {} keys",
                 keys.len()
             ),
         )
     };
-    json!({
-        "name": "converge lookups",
-        "check": "converge",
-        "verdict": verdict,
-        "summary": summary,
-        "detail": { "disagreements": disagreements, "keys": keys.len() },
-    })
+    CheckResult::new("converge lookups", "converge", verdict, summary)
+        .with_detail(json!({ "disagreements": disagreements, "keys": keys.len() }))
 }
 
 /// The verdict on recorded indexes: illegal when a node is more than `bound` behind the highest,
 /// unknown when a node did not answer (and no other is behind), ok otherwise.
-pub fn judge(applied: &BTreeMap<String, Option<u64>>, bound: u64) -> Value {
+pub fn judge(applied: &BTreeMap<String, Option<u64>>, bound: u64) -> CheckResult {
     let top = applied.values().flatten().max().copied().unwrap_or(0);
     let behind: Vec<(&String, u64)> = applied
         .iter()
@@ -218,12 +246,12 @@ pub fn judge(applied: &BTreeMap<String, Option<u64>>, bound: u64) -> Value {
             .collect::<Vec<_>>()
             .join(", ");
         (
-            "illegal",
+            Verdict::Illegal,
             format!("after healing and settling, {who}: the highest applied index is {top}, the bound {bound} (applied: {figures})"),
         )
     } else if !silent.is_empty() {
         (
-            "unknown",
+            Verdict::Unknown,
             format!(
                 "converge: no applied index from {} (applied: {figures})",
                 silent
@@ -235,41 +263,35 @@ pub fn judge(applied: &BTreeMap<String, Option<u64>>, bound: u64) -> Value {
         )
     } else {
         (
-            "ok",
+            Verdict::Ok,
             format!("every node's applied index is within {bound} of {top} (applied: {figures})"),
         )
     };
-    json!({
-        "name": format!("converge (bound {bound})"),
-        "check": "converge",
-        "verdict": verdict,
-        "summary": summary,
-        "detail": { "applied": applied, "highest": top, "bound": bound },
-    })
-}
-
-/// What run_checks answers for `converge` when it has no run folder.
-pub fn needs_run_folder() -> Value {
-    json!({
-        "name": "converge",
-        "check": "converge",
-        "verdict": "unknown",
-        "summary": format!("converge reads a run folder's {FILE}"),
-    })
-}
-
-/// Replaces the placeholders of converge checks (one result per check, in order).
-pub fn fill(run_dir: &Path, specs: &[CheckSpec], results: &mut [Value]) {
-    for (spec, result) in specs.iter().zip(results.iter_mut()) {
-        if let CheckSpec::Converge(c) = spec {
-            *result = check(run_dir, c);
-        }
-    }
+    CheckResult::new(
+        format!("converge (bound {bound})"),
+        "converge",
+        verdict,
+        summary,
+    )
+    .with_detail(json!({ "applied": applied, "highest": top, "bound": bound }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The results as result.json holds them.
+    fn judge(applied: &BTreeMap<String, Option<u64>>, bound: u64) -> Value {
+        serde_json::to_value(super::judge(applied, bound)).unwrap()
+    }
+
+    fn judge_lookups(lookups: &Lookups) -> Value {
+        serde_json::to_value(super::judge_lookups(lookups)).unwrap()
+    }
+
+    fn check(run_dir: &Path, spec: &ConvergeSpec) -> Value {
+        serde_json::to_value(super::check(run_dir, spec)).unwrap()
+    }
 
     fn applied(list: &[(&str, Option<u64>)]) -> BTreeMap<String, Option<u64>> {
         list.iter().map(|(n, a)| (n.to_string(), *a)).collect()

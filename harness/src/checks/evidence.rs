@@ -1,6 +1,7 @@
 //! No verdict without evidence: a check that had (next to) nothing to check must not pass. Each
-//! check of a run says what it had to go on (operations by outcome, keys, retried calls,
-//! acknowledged writes and final reads) and holds it against a minimum the scenario may set;
+//! check of the history in a run says what it had to go on (operations by outcome, keys, retried
+//! calls, acknowledged writes and final reads) and holds it against its minimum
+//! ([`Check::shortfall`], which the scenario may set);
 //! below the minimum an `ok` becomes `unknown` (exit 2), with the reason and the clients'
 //! failures by class, so a broken client shows at a glance. A violation stays a violation: it
 //! needs no more evidence than itself.
@@ -8,18 +9,12 @@
 use std::collections::BTreeMap;
 
 use checker::history::{History, Status};
-use serde_json::{json, Value};
+use checker::Verdict;
+use serde_json::json;
 
-use crate::run_folder::{FaultEvent, Phase, RecordedPlan};
+use super::kind::Check;
+use crate::run_folder::{CheckResult, Evidence, Failures, FaultEvent, Phase, RecordedPlan};
 use crate::scenario::CheckSpec;
-
-/// Linearizability: at least this many operations completed ok (`min-ops`).
-pub const MIN_OK_OPS: u64 = 10;
-/// Retry consistency: at least this many calls sent more than once (`min-retried`).
-pub const MIN_RETRIED: u64 = 1;
-/// Durability: at least this many acknowledged writes on keys with a final read
-/// (`min-acknowledged`).
-pub const MIN_ACKNOWLEDGED: u64 = 1;
 
 /// Why a failed or unknown operation failed, from what its client said.
 pub fn failure_class(error: &str) -> &'static str {
@@ -52,8 +47,8 @@ pub fn failure_class(error: &str) -> &'static str {
 
 /// What a history holds for the checks: operations by outcome, keys, and the failed and
 /// unknown operations by class with an example message of each.
-pub fn of(history: &History) -> Value {
-    let mut outcomes: BTreeMap<&str, u64> = BTreeMap::new();
+pub fn of(history: &History) -> Evidence {
+    let mut outcomes: BTreeMap<String, u64> = BTreeMap::new();
     let mut failures: BTreeMap<&str, (u64, String)> = BTreeMap::new();
     let mut keys = std::collections::BTreeSet::new();
     for op in &history.ops {
@@ -62,7 +57,7 @@ pub fn of(history: &History) -> Value {
             Status::Fail => "fail",
             Status::Info => "info",
         };
-        *outcomes.entry(outcome).or_default() += 1;
+        *outcomes.entry(outcome.to_string()).or_default() += 1;
         if let Some(k) = &op.key {
             keys.insert(k.as_str());
         }
@@ -74,38 +69,36 @@ pub fn of(history: &History) -> Value {
             entry.0 += 1;
         }
     }
-    json!({
-        "operations": history.ops.len(),
-        "by_outcome": outcomes,
-        "keys": keys.len(),
-        "failures": failures
+    Evidence {
+        operations: history.ops.len(),
+        by_outcome: outcomes,
+        keys: keys.len(),
+        failures: failures
             .into_iter()
-            .map(|(class, (count, example))| json!({"class": class, "count": count, "example": example}))
-            .collect::<Vec<_>>(),
-    })
+            .map(|(class, (count, example))| Failures {
+                class: class.to_string(),
+                count,
+                example,
+            })
+            .collect(),
+    }
 }
 
 /// The failures of `evidence` in a phrase: "480 refused (connection refused), 7 timeout".
-fn failures_phrase(evidence: &Value) -> String {
-    let parts: Vec<String> = evidence["failures"]
-        .as_array()
-        .into_iter()
-        .flatten()
+pub fn failures_phrase(evidence: &Evidence) -> String {
+    let parts: Vec<String> = evidence
+        .failures
+        .iter()
         .map(|f| {
-            let example = f["example"].as_str().unwrap_or_default();
-            if example.is_empty() {
-                format!("{} {}", f["count"], f["class"].as_str().unwrap_or_default())
+            if f.example.is_empty() {
+                format!("{} {}", f.count, f.class)
             } else {
-                let short: String = example.chars().take(80).collect();
-                format!(
-                    "{} {} (\"{short}\")",
-                    f["count"],
-                    f["class"].as_str().unwrap_or_default()
-                )
+                let short: String = f.example.chars().take(80).collect();
+                format!("{} {} (\"{short}\")", f.count, f.class)
             }
         })
         .collect();
-    if evidence["operations"] == 0 {
+    if evidence.operations == 0 {
         "the history holds no operation: the workload never got a call through to the cluster (see the workload's and the nodes' logs)".into()
     } else if parts.is_empty() {
         "none failed".into()
@@ -114,55 +107,17 @@ fn failures_phrase(evidence: &Value) -> String {
     }
 }
 
-/// Adds the evidence to a check's result and, when a passing check had less than its minimum,
-/// makes it `unknown` with the reason.
-pub fn hold(result: &mut Value, spec: &CheckSpec, history: &History) {
+/// Adds the history's evidence to a check's result and, when a passing check had less than its
+/// minimum ([`Check::shortfall`]), makes it `unknown` with the reason.
+pub fn hold(result: &mut CheckResult, check: &dyn Check, spec: &CheckSpec, history: &History) {
     let evidence = of(history);
-    let ok = evidence["by_outcome"]["ok"].as_u64().unwrap_or(0);
-    let total = evidence["operations"].as_u64().unwrap_or(0);
-    let shortfall = match spec {
-        CheckSpec::Linearizable(s) => {
-            let min = s.min_ops.unwrap_or(MIN_OK_OPS);
-            (ok < min).then(|| {
-                format!(
-                    "{ok} of {total} operations completed ok, fewer than min-ops {min}; failed or unknown: {}",
-                    failures_phrase(&evidence)
-                )
-            })
-        }
-        CheckSpec::RetryConsistent(s) => {
-            let min = s.min_retried.unwrap_or(MIN_RETRIED);
-            let retried = result["detail"]["duplicates"]
-                .as_array()
-                .map_or(0, |d| d.len() as u64);
-            (retried < min).then(|| {
-                format!(
-                    "{retried} calls were sent more than once, fewer than min-retried {min} ({ok} of {total} operations ok)"
-                )
-            })
-        }
-        CheckSpec::Durable(s) => {
-            let min = s.min_acknowledged.unwrap_or(MIN_ACKNOWLEDGED);
-            let acknowledged = result["detail"]["acknowledged"].as_u64().unwrap_or(0);
-            let read = result["detail"]["keys_checked"].as_u64().unwrap_or(0);
-            let unread = result["detail"]["unread_keys"]
-                .as_array()
-                .map_or(0, |u| u.len());
-            (acknowledged < min).then(|| {
-                format!(
-                    "{acknowledged} acknowledged writes on the {read} keys with a final read, fewer than min-acknowledged {min} ({unread} keys with acknowledged writes had no final read; failed or unknown: {})",
-                    failures_phrase(&evidence)
-                )
-            })
-        }
-        _ => None,
-    };
-    result["evidence"] = evidence;
+    let shortfall = check.shortfall(spec, result, &evidence);
+    result.evidence = Some(evidence);
     if let Some(reason) = shortfall {
-        if result["verdict"] == "ok" {
-            result["verdict"] = json!("unknown");
-            result["summary"] = json!(format!("not enough to check: {reason}"));
-            result["insufficient"] = json!(reason);
+        if result.verdict == Verdict::Ok {
+            result.verdict = Verdict::Unknown;
+            result.summary = format!("not enough to check: {reason}");
+            result.insufficient = Some(reason);
         }
     }
 }
@@ -170,7 +125,7 @@ pub fn hold(result: &mut Value, spec: &CheckSpec, history: &History) {
 /// The faults a run's verdict rests on: every step of plan.json must have applied at least once
 /// (an `apply` with outcome ok in faults.jsonl), unless the scenario marked it `optional`. A
 /// check of its own, `unknown` when a step never fired or never applied; None without steps.
-pub fn fault_steps(plan: &RecordedPlan, faults: &[FaultEvent]) -> Option<Value> {
+pub fn fault_steps(plan: &RecordedPlan, faults: &[FaultEvent]) -> Option<CheckResult> {
     let steps = plan.steps.as_ref().filter(|s| !s.is_empty())?;
     let mut applied_steps = 0;
     let mut missing = Vec::new();
@@ -210,12 +165,12 @@ pub fn fault_steps(plan: &RecordedPlan, faults: &[FaultEvent]) -> Option<Value> 
     }
     let (verdict, summary) = if missing.is_empty() {
         (
-            "ok",
+            Verdict::Ok,
             format!("{applied_steps} of {} fault steps applied", steps.len()),
         )
     } else {
         (
-            "unknown",
+            Verdict::Unknown,
             format!(
                 "not enough to check: {} of {} fault steps applied; {}",
                 applied_steps,
@@ -224,19 +179,35 @@ pub fn fault_steps(plan: &RecordedPlan, faults: &[FaultEvent]) -> Option<Value> 
             ),
         )
     };
-    Some(json!({
-        "name": "faults applied",
-        "check": "faults",
-        "verdict": verdict,
-        "summary": summary,
-        "detail": { "steps": per_step, "applied": applied_steps, "total": steps.len() },
-    }))
+    Some(
+        CheckResult::new("faults applied", "faults", verdict, summary).with_detail(
+            json!({ "steps": per_step, "applied": applied_steps, "total": steps.len() }),
+        ),
+    )
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
+    use crate::checks::linearizable::Linearizable;
+    use crate::checks::retry_consistent::RetryConsistent;
     use crate::scenario::{LinearizableSpec, RetrySpec};
+
+    /// A result of `check` with `verdict` (and the figures `detail`) held to its minimum, as
+    /// result.json writes it.
+    fn held(
+        check: &dyn Check,
+        spec: &CheckSpec,
+        (verdict, detail): (Verdict, Value),
+        history: &History,
+    ) -> Value {
+        let mut result =
+            CheckResult::new("n", check.name(), verdict, "s".into()).with_detail(detail);
+        hold(&mut result, check, spec, history);
+        serde_json::to_value(result).unwrap()
+    }
 
     /// `n` writes by one process: `ok` of them acknowledged, the rest refused before sending.
     fn writes(n: usize, ok: usize) -> History {
@@ -277,8 +248,12 @@ mod tests {
     #[test]
     fn a_pass_over_refused_calls_is_unknown_and_says_why() {
         let history = writes(40, 0);
-        let mut result = json!({"verdict": "ok", "summary": "linearizable: 0 operations"});
-        hold(&mut result, &linearizable(None), &history);
+        let result = held(
+            &Linearizable,
+            &linearizable(None),
+            (Verdict::Ok, json!({})),
+            &history,
+        );
         assert_eq!(result["verdict"], "unknown");
         let summary = result["summary"].as_str().unwrap();
         assert!(
@@ -292,26 +267,38 @@ mod tests {
     #[test]
     fn enough_evidence_keeps_the_verdict_and_a_violation_needs_none() {
         let history = writes(40, 12);
-        let mut ok = json!({"verdict": "ok", "summary": "s"});
-        hold(&mut ok, &linearizable(None), &history);
+        let ok = held(
+            &Linearizable,
+            &linearizable(None),
+            (Verdict::Ok, json!({})),
+            &history,
+        );
         assert_eq!(ok["verdict"], "ok");
         assert_eq!(ok["evidence"]["by_outcome"]["ok"], 12);
         // The scenario raises the bar.
-        let mut strict = json!({"verdict": "ok", "summary": "s"});
-        hold(&mut strict, &linearizable(Some(20)), &history);
+        let strict = held(
+            &Linearizable,
+            &linearizable(Some(20)),
+            (Verdict::Ok, json!({})),
+            &history,
+        );
         assert_eq!(strict["verdict"], "unknown");
-        let mut illegal = json!({"verdict": "illegal", "summary": "s"});
-        hold(&mut illegal, &linearizable(None), &writes(3, 1));
+        let illegal = held(
+            &Linearizable,
+            &linearizable(None),
+            (Verdict::Illegal, json!({})),
+            &writes(3, 1),
+        );
         assert_eq!(illegal["verdict"], "illegal");
     }
 
     #[test]
     fn retry_consistency_with_no_retried_call_is_unknown() {
         let history = writes(40, 40);
-        let mut result = json!({"verdict": "ok", "summary": "s", "detail": {"duplicates": []}});
-        hold(
-            &mut result,
+        let result = held(
+            &RetryConsistent,
             &CheckSpec::RetryConsistent(RetrySpec::default()),
+            (Verdict::Ok, json!({"duplicates": []})),
             &history,
         );
         assert_eq!(result["verdict"], "unknown");
@@ -336,7 +323,7 @@ mod tests {
             {"step": 0, "phase": "undo", "outcome": "ok"},
             {"step": 3, "phase": "apply", "outcome": "skipped: no node has role leader"},
         ]));
-        let check = fault_steps(&plan, &faults).unwrap();
+        let check = serde_json::to_value(fault_steps(&plan, &faults).unwrap()).unwrap();
         assert_eq!(check["verdict"], "unknown");
         assert_eq!(
             check["summary"],
@@ -348,7 +335,7 @@ mod tests {
             {"step": 0, "phase": "apply", "outcome": "ok"},
             {"step": 3, "phase": "apply", "outcome": "ok"},
         ]));
-        let check = fault_steps(&plan, &all).unwrap();
+        let check = serde_json::to_value(fault_steps(&plan, &all).unwrap()).unwrap();
         assert_eq!(check["verdict"], "ok");
         assert_eq!(check["summary"], "3 of 4 fault steps applied");
         let empty = RecordedPlan {

@@ -9,14 +9,56 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use chaos_s3::{check_fencing, FencingEvent, FencingVerdict};
+use checker::Verdict;
 use serde_json::{json, Value};
 
-use crate::run_folder::{read_fencing, Clock, FencingLine, Probe};
+use super::kind::{Check, Inputs};
+use crate::error::Result;
+use crate::run_folder::{read_fencing, CheckResult, Clock, FencingLine, Probe, FENCING, PROBE};
+use crate::scenario::CheckSpec;
+
+pub struct Fencing;
+
+impl Check for Fencing {
+    fn name(&self) -> &'static str {
+        "fencing"
+    }
+
+    fn inputs(&self) -> &'static [&'static str] {
+        &[FENCING]
+    }
+
+    fn run(&self, _: &CheckSpec, inputs: &Inputs) -> Result<Vec<CheckResult>> {
+        match inputs.run_dir {
+            Some(dir) => Ok(check(dir, inputs.clock)),
+            None => self.without_run_folder(),
+        }
+    }
+}
+
+pub struct ConditionalWrites;
+
+impl Check for ConditionalWrites {
+    fn name(&self) -> &'static str {
+        "conditional-writes"
+    }
+
+    fn inputs(&self) -> &'static [&'static str] {
+        &[PROBE]
+    }
+
+    fn run(&self, _: &CheckSpec, inputs: &Inputs) -> Result<Vec<CheckResult>> {
+        match inputs.run_dir {
+            Some(dir) => Ok(vec![check_probe(dir)]),
+            None => self.without_run_folder(),
+        }
+    }
+}
 
 /// The `fencing` check over fencing.jsonl: one result per property (NoAckedWriteLoss,
 /// NoAckAfterTakeover, OneWriterPerTerm), each over every round; times from the workload's
 /// start.
-pub fn check(run_dir: &Path, clock: Clock) -> Vec<Value> {
+pub fn check(run_dir: &Path, clock: Clock) -> Vec<CheckResult> {
     let mut rounds: BTreeMap<u64, Vec<FencingEvent>> = BTreeMap::new();
     let mut not_started = Vec::new();
     for line in read_fencing(run_dir) {
@@ -57,7 +99,7 @@ pub fn check(run_dir: &Path, clock: Clock) -> Vec<Value> {
                 per_round.iter().filter(|(_, c)| !c.ok).collect();
             let (verdict, summary) = if let Some((r, c)) = failed.first() {
                 (
-                    "illegal",
+                    Verdict::Illegal,
                     format!(
                         "{name} violated in {} of {} rounds; round {r}: {}",
                         failed.len(),
@@ -71,12 +113,12 @@ pub fn check(run_dir: &Path, clock: Clock) -> Vec<Value> {
                     .map(|r| format!(" (first round not started: {r})"))
                     .unwrap_or_default();
                 (
-                    "unknown",
+                    Verdict::Unknown,
                     format!("{name}: no takeover completed in {} rounds, nothing to check{why}", per_round.len()),
                 )
             } else {
                 (
-                    "ok",
+                    Verdict::Ok,
                     format!(
                         "{name} held in all {} rounds ({acks} acknowledged uploads, {takeovers} completed takeovers)",
                         per_round.len()
@@ -92,50 +134,42 @@ pub fn check(run_dir: &Path, clock: Clock) -> Vec<Value> {
                 })
                 .take(50)
                 .collect();
-            json!({
-                "name": format!("fencing: {name}"),
-                "check": "fencing",
-                "verdict": verdict,
-                "summary": summary,
-                "detail": {
+            CheckResult::new(format!("fencing: {name}"), "fencing", verdict, summary).with_detail(
+                json!({
                     "rounds": per_round.len(),
                     "rounds_not_started": not_started.len(),
                     "acknowledged_uploads": acks,
                     "completed_takeovers": takeovers,
                     "offending": offending,
-                },
-            })
+                }),
+            )
         })
         .collect()
 }
 
 /// The `conditional-writes` check over probe.json.
-pub fn check_probe(run_dir: &Path) -> Value {
+pub fn check_probe(run_dir: &Path) -> CheckResult {
     let probe = Probe::read(run_dir).ok();
     let (verdict, summary) = match &probe {
         None => (
-            "unknown",
+            Verdict::Unknown,
             "the conditional-write probe did not run (the run ended before the workload)"
                 .to_string(),
         ),
         Some(p) => {
             let sentence = p.sentence.clone();
             if p.enforced {
-                ("ok", sentence)
+                (Verdict::Ok, sentence)
             } else if sentence.starts_with("could not tell") {
-                ("unknown", sentence)
+                (Verdict::Unknown, sentence)
             } else {
-                ("illegal", sentence)
+                (Verdict::Illegal, sentence)
             }
         }
     };
-    json!({
-        "name": "conditional-writes",
-        "check": "conditional-writes",
-        "verdict": verdict,
-        "summary": summary,
-        "detail": probe,
-    })
+    // A probe that did not run is written as a null `detail`.
+    CheckResult::new("conditional-writes", "conditional-writes", verdict, summary)
+        .with_detail(probe)
 }
 
 #[cfg(test)]
@@ -157,7 +191,7 @@ mod tests {
     #[test]
     fn the_probe_check_fails_with_the_probe_sentence() {
         let d = dir("probe");
-        assert_eq!(check_probe(&d)["verdict"], "unknown");
+        assert_eq!(check_probe(&d).verdict, Verdict::Unknown);
         let ignored = "the store does not enforce conditional writes: If-None-Match: * on an existing key was accepted";
         std::fs::write(
             d.join("probe.json"),
@@ -165,23 +199,20 @@ mod tests {
         )
         .unwrap();
         let c = check_probe(&d);
-        assert_eq!(
-            (c["verdict"].as_str(), c["summary"].as_str()),
-            (Some("illegal"), Some(ignored))
-        );
+        assert_eq!((c.verdict, c.summary.as_str()), (Verdict::Illegal, ignored));
         std::fs::write(
             d.join("probe.json"),
             json!({"enforced": false, "sentence": "could not tell whether ...", "steps": []})
                 .to_string(),
         )
         .unwrap();
-        assert_eq!(check_probe(&d)["verdict"], "unknown");
+        assert_eq!(check_probe(&d).verdict, Verdict::Unknown);
         std::fs::write(
             d.join("probe.json"),
             json!({"enforced": true, "sentence": "the store enforces", "steps": []}).to_string(),
         )
         .unwrap();
-        assert_eq!(check_probe(&d)["verdict"], "ok");
+        assert_eq!(check_probe(&d).verdict, Verdict::Ok);
     }
 
     /// Rounds of the real protocol on chaos-s3's in-process store, written as run_rounds writes
@@ -213,21 +244,18 @@ mod tests {
             };
             let results = check(&d, clock);
             assert_eq!(results.len(), 3);
-            let verdicts: Vec<&str> = results
-                .iter()
-                .map(|r| r["verdict"].as_str().unwrap())
-                .collect();
+            let verdicts: Vec<&str> = results.iter().map(|r| r.verdict.as_str()).collect();
             if enforce {
                 assert_eq!(verdicts, ["ok", "ok", "ok"], "{results:#?}");
-                assert!(results[0]["summary"]
-                    .as_str()
-                    .unwrap()
-                    .contains("held in all 3 rounds"));
+                assert!(results[0].summary.contains("held in all 3 rounds"));
             } else {
                 assert!(verdicts.contains(&expect), "{results:#?}");
-                let bad = results.iter().find(|r| r["verdict"] == "illegal").unwrap();
-                let summary = bad["summary"].as_str().unwrap();
-                assert!(summary.contains("violated in"), "{bad}");
+                let bad = results
+                    .iter()
+                    .find(|r| r.verdict == Verdict::Illegal)
+                    .unwrap();
+                let summary = bad.summary.as_str();
+                assert!(summary.contains("violated in"), "{bad:?}");
                 let round: u64 = summary
                     .split("; round ")
                     .nth(1)

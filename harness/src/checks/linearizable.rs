@@ -5,12 +5,68 @@
 use std::time::Duration;
 
 use checker::{History, ModelKind, Verdict};
-use serde_json::{json, Value};
 
+use super::kind::{not_its_spec, Check, Inputs};
 use super::witness::{self, Witness};
 use crate::error::{HarnessError, Result};
 use crate::faults::log::Window;
-use crate::run_folder::Clock;
+use crate::run_folder::{CheckResult, Clock, Evidence, FAULTS, HISTORY};
+use crate::scenario::CheckSpec;
+
+/// At least this many operations completed ok (`min-ops`).
+pub const MIN_OK_OPS: u64 = 10;
+
+/// The search's budget when neither `chaos check --timeout` nor the scenario sets one.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub struct Linearizable;
+
+impl Check for Linearizable {
+    fn name(&self) -> &'static str {
+        "linearizable"
+    }
+
+    /// faults.jsonl: the fault that lost a set's missing adds.
+    fn inputs(&self) -> &'static [&'static str] {
+        &[HISTORY, FAULTS]
+    }
+
+    fn needs_run_folder(&self) -> bool {
+        false
+    }
+
+    fn run(&self, spec: &CheckSpec, inputs: &Inputs) -> Result<Vec<CheckResult>> {
+        let CheckSpec::Linearizable(spec) = spec else {
+            return Err(not_its_spec(self, spec));
+        };
+        let model: ModelKind = spec.model.value.parse().map_err(HarnessError::BadInput)?;
+        // --timeout of `chaos check` first, then the scenario's budget.
+        let timeout = inputs
+            .timeout
+            .or(spec.timeout.map(|d| d.0))
+            .unwrap_or(DEFAULT_TIMEOUT);
+        let result = check(inputs.history, model, timeout, inputs.faults, inputs.clock)?;
+        Ok(vec![result])
+    }
+
+    fn weighs_evidence(&self) -> bool {
+        true
+    }
+
+    fn shortfall(&self, spec: &CheckSpec, _: &CheckResult, evidence: &Evidence) -> Option<String> {
+        let CheckSpec::Linearizable(s) = spec else {
+            return None;
+        };
+        let (ok, total) = (evidence.ok(), evidence.operations);
+        let min = s.min_ops.unwrap_or(MIN_OK_OPS);
+        (ok < min).then(|| {
+            format!(
+                "{ok} of {total} operations completed ok, fewer than min-ops {min}; failed or unknown: {}",
+                super::evidence::failures_phrase(evidence)
+            )
+        })
+    }
+}
 
 /// The check on `history` with `model`, within `timeout`; its sentences give times from the
 /// workload's start (`clock`).
@@ -20,7 +76,7 @@ pub fn check(
     timeout: Duration,
     faults: &[Window],
     clock: Clock,
-) -> Result<Value> {
+) -> Result<CheckResult> {
     let budget = checker::Budget::with_timeout(timeout);
     let result = checker::linearizable::check(history, model, &budget)
         .map_err(|e| HarnessError::BadInput(format!("history does not fit model {model}: {e}")))?;
@@ -49,22 +105,36 @@ pub fn check(
             result.operations, result.states_explored
         ),
     };
-    Ok(json!({
-        "name": format!("linearizable ({model})"),
-        "check": "linearizable",
-        "model": model.name(),
-        "verdict": result.verdict,
-        "summary": summary,
-        "witnesses": witnesses,
-        "detail": result,
-    }))
+    Ok(CheckResult {
+        model: Some(model.name().to_string()),
+        witnesses: Some(witnesses),
+        ..CheckResult::new(
+            format!("linearizable ({model})"),
+            "linearizable",
+            result.verdict,
+            summary,
+        )
+        .with_detail(&result)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use checker::Format;
+    use serde_json::{json, Value};
 
     use super::*;
+
+    /// The check's result as result.json holds it.
+    fn linearizable(
+        history: &History,
+        model: ModelKind,
+        timeout: Duration,
+        faults: &[Window],
+        clock: Clock,
+    ) -> Result<Value> {
+        check(history, model, timeout, faults, clock).map(|r| serde_json::to_value(r).unwrap())
+    }
 
     fn history(deletes: &str) -> History {
         let text = format!(
@@ -82,7 +152,7 @@ mod tests {
     #[test]
     fn two_successful_creates_are_named() {
         let h = history("");
-        let r = check(
+        let r = linearizable(
             &h,
             ModelKind::S3Object,
             Duration::from_secs(5),
@@ -119,7 +189,7 @@ mod tests {
 {"index":3,"time":101250000000,"process":1,"type":"ok","f":"put","key":"o0","value":{"etag":"e2"}}
 "#;
         let h = checker::parse_str(text, Format::Jsonl).unwrap();
-        let r = check(&h, ModelKind::S3Object, Duration::from_secs(5), &[], clock).unwrap();
+        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5), &[], clock).unwrap();
         let summary = r["summary"].as_str().unwrap();
         assert!(
             summary.contains(
@@ -136,7 +206,7 @@ mod tests {
 {"index":5,"time":103100000000,"process":1,"type":"ok","f":"get","key":"o0","value":{"body":"b1","etag":"e2"}}
 "#;
         let h = checker::parse_str(torn, Format::Jsonl).unwrap();
-        let r = check(&h, ModelKind::S3Object, Duration::from_secs(5), &[], clock).unwrap();
+        let r = linearizable(&h, ModelKind::S3Object, Duration::from_secs(5), &[], clock).unwrap();
         let summary = r["summary"].as_str().unwrap();
         assert!(
             summary.starts_with("a get on key o0 (process 1, at 3.000 s) returned body"),
@@ -160,7 +230,7 @@ mod tests {
 {"index":7,"time":610,"process":0,"type":"ok","f":"get","key":"o0","value":{"body":"b9","etag":"e9"}}
 "#;
         let h = checker::parse_str(text, Format::Jsonl).unwrap();
-        let r = check(
+        let r = linearizable(
             &h,
             ModelKind::S3Object,
             Duration::from_secs(5),
@@ -180,7 +250,7 @@ mod tests {
         let h = history(
             "{\"index\":2,\"time\":50,\"process\":2,\"type\":\"invoke\",\"f\":\"delete\",\"key\":\"o0\",\"value\":null}\n{\"index\":3,\"time\":60,\"process\":2,\"type\":\"info\",\"f\":\"delete\",\"key\":\"o0\",\"value\":null}\n",
         );
-        let r = check(
+        let r = linearizable(
             &h,
             ModelKind::S3Object,
             Duration::from_secs(5),

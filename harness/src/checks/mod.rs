@@ -1,12 +1,17 @@
-//! From a run folder's history to its verdicts: runs the scenario's checks through the checker
-//! library and writes result.json (verdict per check, counterexample, statistics). Reads files
+//! From a run folder's history to its verdicts: runs the scenario's checks (each a
+//! [`kind::Check`] of [`kind::REGISTRY`], one module each) and writes result.json
+//! ([`crate::run_folder::RunResult`]: verdict per check, witnesses, statistics). Reads files
 //! only, so `chaos check RUN_DIR` gives the same answer later, anywhere.
 
 pub mod converge;
+pub mod durable;
 pub mod evidence;
 pub mod fencing;
+pub mod kind;
 pub mod linearizable;
 pub mod reached;
+pub mod retry_consistent;
+pub mod staleness;
 pub mod stays_up;
 pub mod witness;
 
@@ -15,142 +20,72 @@ use std::path::Path;
 use std::time::Duration;
 
 use checker::{Format, History, ModelKind, Status, Verdict};
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use crate::error::{HarnessError, Result};
 use crate::faults::kinds::Action;
-use crate::faults::log::Window;
-use crate::run_folder::{read_faults, Clock, FaultEvent, Phase};
+use crate::run_folder::{
+    read_faults, CheckResult, Clock, Confirmation, FaultEvent, Latency, Phase, Reached, RunMeta,
+    RunResult, RunVerdict, Stats, FAULTS,
+};
 use crate::scenario::{self, CheckSpec};
+use kind::Inputs;
 
 pub struct Checked {
     /// ok, illegal or unknown, over all checks.
     pub verdict: Verdict,
     pub exit_code: i32,
-    pub result: Value,
+    pub result: RunResult,
 }
 
-/// Every check of `checks`; their sentences give times from the workload's start (`clock`).
+/// Every check of `checks`, each asked of the registry; their sentences give times from the
+/// workload's start (`clock`).
 fn run_checks(
     history: &History,
     checks: &[CheckSpec],
     timeout: Option<Duration>,
     run_dir: Option<&Path>,
     clock: Clock,
-) -> Result<Vec<Value>> {
-    // Where lost writes are laid on the fault that lost them.
+) -> Result<Vec<CheckResult>> {
+    // Where lost writes are laid on the fault that lost them, for the checks that read it.
+    let reads_faults = checks
+        .iter()
+        .any(|c| kind::of(c).inputs().contains(&FAULTS));
     let faults = run_dir
+        .filter(|_| reads_faults)
         .map(|dir| crate::faults::log::windows(&read_faults(dir), u64::MAX))
         .unwrap_or_default();
+    let inputs = Inputs {
+        history,
+        run_dir,
+        faults: &faults,
+        clock,
+        timeout,
+    };
     let mut out = Vec::new();
-    for check in checks {
-        match check {
-            CheckSpec::Fencing(_) => match run_dir {
-                Some(dir) => out.extend(fencing::check(dir, clock)),
-                None => {
-                    return Err(HarnessError::BadInput(
-                        "the fencing check reads a run folder's fencing.jsonl".into(),
-                    ))
-                }
-            },
-            CheckSpec::ConditionalWrites(_) => match run_dir {
-                Some(dir) => out.push(fencing::check_probe(dir)),
-                None => {
-                    return Err(HarnessError::BadInput(
-                        "the conditional-writes check reads a run folder's probe.json".into(),
-                    ))
-                }
-            },
-            CheckSpec::StaysUp(_) => out.push(match run_dir {
-                Some(dir) => stays_up::check(dir, clock),
-                None => json!({
-                    "name": "stays-up", "check": "stays-up", "verdict": "unknown",
-                    "summary": "stays-up reads a run folder's faults.jsonl",
-                }),
-            }),
-            CheckSpec::Converge(c) => out.push(match run_dir {
-                Some(dir) => crate::checks::converge::check(dir, c),
-                None => crate::checks::converge::needs_run_folder(),
-            }),
-            other => {
-                let mut result = run_check(history, other, timeout, &faults, clock)?;
-                // A run's checks must have had something to check; a history recorded
-                // elsewhere is checked as it is.
-                if run_dir.is_some() {
-                    crate::checks::evidence::hold(&mut result, other, history);
-                }
-                out.push(result);
+    for spec in checks {
+        let check = kind::of(spec);
+        if run_dir.is_none() && check.needs_run_folder() {
+            out.extend(check.without_run_folder()?);
+            continue;
+        }
+        for mut result in check.run(spec, &inputs)? {
+            // A run's checks must have had something to check; a history recorded elsewhere
+            // is checked as it is.
+            if run_dir.is_some() && check.weighs_evidence() {
+                evidence::hold(&mut result, check, spec, history);
             }
+            out.push(result);
         }
     }
     Ok(out)
 }
 
-fn run_check(
-    history: &History,
-    check: &CheckSpec,
-    timeout: Option<Duration>,
-    faults: &[Window],
-    clock: Clock,
-) -> Result<Value> {
-    match check {
-        CheckSpec::Linearizable(spec) => {
-            let model: ModelKind = spec.model.value.parse().map_err(HarnessError::BadInput)?;
-            // --timeout of `chaos check` first, then the scenario's budget.
-            let t = timeout
-                .or(spec.timeout.map(|d| d.0))
-                .unwrap_or(Duration::from_secs(60));
-            linearizable::check(history, model, t, faults, clock)
-        }
-        CheckSpec::Durable(_) => {
-            let result = checker::durable::check(history);
-            Ok(json!({
-                "name": "durable",
-                "check": "durable",
-                "verdict": result.verdict,
-                "summary": result.text(),
-                "witnesses": witness::durable(history, &result, faults, clock),
-                "detail": result,
-            }))
-        }
-        CheckSpec::Staleness(spec) => {
-            let bound = u64::try_from(spec.at_most.0.as_nanos()).unwrap_or(u64::MAX);
-            let result = checker::stale::staleness(history, bound);
-            Ok(json!({
-                "name": "staleness",
-                "check": "staleness",
-                "verdict": result.verdict,
-                "summary": result.text(),
-                "detail": result,
-            }))
-        }
-        CheckSpec::RetryConsistent(_) => {
-            let result = checker::retry::check(history);
-            Ok(json!({
-                "name": "retry-consistent",
-                "check": "retry-consistent",
-                "verdict": result.verdict,
-                "summary": result.text(),
-                "detail": result,
-            }))
-        }
-        CheckSpec::Fencing(_)
-        | CheckSpec::ConditionalWrites(_)
-        | CheckSpec::Converge(_)
-        | CheckSpec::StaysUp(_) => Err(HarnessError::BadInput(
-            "this check reads files of a run folder".into(),
-        )),
-    }
-}
-
-fn overall(checks: &[Value]) -> Verdict {
-    let verdicts: Vec<&str> = checks
-        .iter()
-        .filter_map(|c| c["verdict"].as_str())
-        .collect();
-    if verdicts.contains(&"illegal") {
+fn overall(checks: &[CheckResult]) -> Verdict {
+    let has = |v: Verdict| checks.iter().any(|c| c.verdict == v);
+    if has(Verdict::Illegal) {
         Verdict::Illegal
-    } else if verdicts.contains(&"unknown") {
+    } else if has(Verdict::Unknown) {
         Verdict::Unknown
     } else {
         Verdict::Ok
@@ -194,7 +129,7 @@ fn read_history_file(path: &Path, format: &str) -> Result<History> {
 }
 
 /// Checks a finished run and writes result.json.
-pub fn check_run(run_dir: &Path, spec: &scenario::Scenario, meta: &Value) -> Result<Checked> {
+pub fn check_run(run_dir: &Path, spec: &scenario::Scenario, meta: &RunMeta) -> Result<Checked> {
     let history = read_run_history(run_dir)?;
     let clock = run_clock(meta, &history);
     let specs: Vec<CheckSpec> = spec.checks.iter().map(|c| c.value.clone()).collect();
@@ -202,11 +137,10 @@ pub fn check_run(run_dir: &Path, spec: &scenario::Scenario, meta: &Value) -> Res
     results.extend(fault_steps_check(run_dir));
     let verdict = overall(&results);
     let confirmed = confirm(run_dir, spec, &history, meta, verdict);
-    let mut result = meta.clone();
-    result["verdict"] = json!(verdict);
-    result["checks"] = json!(results);
-    confirmed.write_into(&mut result);
-    result["stats"] = statistics(&history, &read_faults(run_dir), clock);
+    let mut result = RunResult::new(meta.clone(), verdict.into());
+    result.checks = results;
+    confirmed.fill(&mut result);
+    result.stats = Some(statistics(&history, &read_faults(run_dir), clock));
     write_result(run_dir, &result)?;
     Ok(Checked {
         verdict,
@@ -222,22 +156,20 @@ pub fn check_run(run_dir: &Path, spec: &scenario::Scenario, meta: &Value) -> Res
 pub fn write_not_started(
     run_dir: &Path,
     spec: &scenario::Scenario,
-    meta: &Value,
+    meta: &RunMeta,
     lacking: &[String],
 ) -> Result<Checked> {
     let history = History::default();
     let mut confirmed = confirm(run_dir, spec, &history, meta, Verdict::Ok);
-    confirmed.confirmation = Some(reached::Confirmation::NotReached);
-    let mut result = meta.clone();
-    result["verdict"] = json!(Verdict::Unknown);
-    result["checks"] = json!([]);
-    let when = if meta["attach"].is_object() {
+    confirmed.confirmation = Some(Confirmation::NotReached);
+    let mut result = RunResult::new(meta.clone(), RunVerdict::Unknown);
+    let when = if meta.attach.is_some() {
         "stopped before anything was played on the attached cluster"
     } else {
         "stopped before the cluster started"
     };
-    result["stopped"] = json!(format!("{when}: {}", lacking.join("; ")));
-    confirmed.write_into(&mut result);
+    result.stopped = Some(format!("{when}: {}", lacking.join("; ")));
+    confirmed.fill(&mut result);
     write_result(run_dir, &result)?;
     Ok(Checked {
         verdict: Verdict::Unknown,
@@ -248,27 +180,30 @@ pub fn write_not_started(
 
 /// The preconditions a run reached and what its verdict then confirms.
 pub struct Confirmed {
-    pub reached: Vec<reached::Reached>,
+    pub reached: Vec<Reached>,
     /// None when the scenario declares no preconditions.
-    pub confirmation: Option<reached::Confirmation>,
+    pub confirmation: Option<Confirmation>,
 }
 
 impl Confirmed {
     pub fn exit_code(&self, verdict: Verdict) -> i32 {
         self.confirmation
-            .map_or_else(|| verdict.exit_code(), reached::Confirmation::exit_code)
+            .map_or_else(|| verdict.exit_code(), Confirmation::exit_code)
+    }
+
+    /// The confirmation's sentence, when the scenario declares preconditions.
+    pub fn sentence(&self) -> Option<String> {
+        let unreached: Vec<&Reached> = self.reached.iter().filter(|r| !r.reached).collect();
+        self.confirmation.map(|c| c.sentence(&unreached))
     }
 
     /// result.json's `preconditions`, `confirmation` and its sentence.
-    pub fn write_into(&self, result: &mut Value) {
-        let Some(confirmation) = self.confirmation else {
-            return;
-        };
-        let unreached: Vec<&reached::Reached> =
-            self.reached.iter().filter(|r| !r.reached).collect();
-        result["preconditions"] = json!(self.reached);
-        result["confirmation"] = json!(confirmation);
-        result["confirmation_sentence"] = json!(confirmation.sentence(&unreached));
+    pub fn fill(&self, result: &mut RunResult) {
+        if self.confirmation.is_some() {
+            result.preconditions = Some(self.reached.clone());
+            result.confirmation = self.confirmation;
+            result.confirmation_sentence = self.sentence();
+        }
     }
 }
 
@@ -277,7 +212,7 @@ pub fn confirm(
     run_dir: &Path,
     spec: &scenario::Scenario,
     history: &History,
-    meta: &Value,
+    meta: &RunMeta,
     verdict: Verdict,
 ) -> Confirmed {
     if spec.reached.is_empty() {
@@ -300,46 +235,53 @@ pub fn confirm(
     let reached = reached::evaluate(&preconditions, &evidence);
     let all = reached.iter().all(|r| r.reached);
     Confirmed {
-        confirmation: Some(reached::Confirmation::of(verdict, all)),
+        confirmation: Some(Confirmation::of(verdict, all)),
         reached,
     }
 }
 
 /// The "faults applied" check of a run folder (plan.json against faults.jsonl), if it planned
 /// any fault.
-fn fault_steps_check(run_dir: &Path) -> Option<Value> {
+fn fault_steps_check(run_dir: &Path) -> Option<CheckResult> {
     let plan = crate::run_folder::read_plan(run_dir).ok()?;
-    crate::checks::evidence::fault_steps(&plan, &read_faults(run_dir))
+    evidence::fault_steps(&plan, &read_faults(run_dir))
 }
 
 /// result.json for a run that was not checked (interrupted, or the harness failed).
-pub fn write_unchecked(run_dir: &Path, meta: &Value, verdict: &str, message: &str) -> Result<()> {
-    let mut result = meta.clone();
-    result["verdict"] = json!(verdict);
-    result["error"] = json!(message);
-    result["checks"] = json!([]);
+pub fn write_unchecked(
+    run_dir: &Path,
+    meta: &RunMeta,
+    verdict: RunVerdict,
+    message: &str,
+) -> Result<()> {
+    let mut result = RunResult::new(meta.clone(), verdict);
+    result.error = Some(message.to_string());
     if let Ok(history) = read_run_history(run_dir) {
-        result["stats"] = statistics(&history, &read_faults(run_dir), run_clock(meta, &history));
+        result.stats = Some(statistics(
+            &history,
+            &read_faults(run_dir),
+            run_clock(meta, &history),
+        ));
     }
     write_result(run_dir, &result)
 }
 
-fn write_result(run_dir: &Path, result: &Value) -> Result<()> {
-    let text = serde_json::to_string_pretty(result).unwrap_or_default();
-    std::fs::write(run_dir.join("result.json"), text)
+fn write_result(run_dir: &Path, result: &RunResult) -> Result<()> {
+    result
+        .write(run_dir)
         .map_err(|e| HarnessError::infra(format!("cannot write result.json: {e}")))
 }
 
-/// A run's time base: its workload's start (`workload_started_ns` of its meta or result.json),
-/// else its first operation's invocation.
-fn run_clock(meta: &Value, history: &History) -> Clock {
-    Clock::of_run(meta, history.ops.iter().map(|o| o.invoke_time).min())
+/// A run's time base: its workload's start (`workload_started_ns` of its meta), else its first
+/// operation's invocation.
+fn run_clock(meta: &RunMeta, history: &History) -> Clock {
+    Clock::of_meta(meta, history.ops.iter().map(|o| o.invoke_time).min())
 }
 
 /// Counts per operation kind and outcome, latency percentiles of completed operations, and
 /// faults by kind; the fault windows in seconds from the workload's start (`clock`).
-pub fn statistics(history: &History, faults: &[FaultEvent], clock: Clock) -> Value {
-    let mut counts: BTreeMap<String, BTreeMap<&str, u64>> = BTreeMap::new();
+pub fn statistics(history: &History, faults: &[FaultEvent], clock: Clock) -> Stats {
+    let mut counts: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     let mut latencies: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for op in &history.ops {
         let status = match op.status {
@@ -350,7 +292,7 @@ pub fn statistics(history: &History, faults: &[FaultEvent], clock: Clock) -> Val
         *counts
             .entry(op.f.clone())
             .or_default()
-            .entry(status)
+            .entry(status.to_string())
             .or_default() += 1;
         if let (Status::Ok, Some(done)) = (op.status, op.complete_time) {
             latencies
@@ -375,30 +317,30 @@ pub fn statistics(history: &History, faults: &[FaultEvent], clock: Clock) -> Val
                 .push(done.saturating_sub(op.invoke_time));
         }
     }
-    let latency = percentiles(latencies);
     let mut fault_counts: BTreeMap<String, u64> = BTreeMap::new();
     for f in faults.iter().filter(|f| f.applied()) {
         *fault_counts.entry(f.action.clone()).or_default() += 1;
     }
-    let completed = history
-        .ops
-        .iter()
-        .filter(|o| o.status == Status::Ok)
-        .count();
-    json!({
-        "operations": history.ops.len(),
-        "ok": completed,
-        "by_kind": counts,
-        "latency": latency,
-        // Operations invoked while a fault was in force (apply to undo) against the rest.
-        "latency_during_faults": percentiles(inside),
-        "latency_outside_faults": percentiles(outside),
-        "fault_windows_s": windows.iter().map(|(a, b)| [clock.s(*a), clock.s(*b)]).collect::<Vec<_>>(),
-        "faults": fault_counts,
-    })
+    Stats {
+        operations: history.ops.len(),
+        ok: history
+            .ops
+            .iter()
+            .filter(|o| o.status == Status::Ok)
+            .count(),
+        by_kind: counts,
+        latency: percentiles(latencies),
+        latency_during_faults: percentiles(inside),
+        latency_outside_faults: percentiles(outside),
+        fault_windows_s: windows
+            .iter()
+            .map(|(a, b)| [clock.s(*a), clock.s(*b)])
+            .collect(),
+        faults: fault_counts,
+    }
 }
 
-fn percentiles(latencies: BTreeMap<String, Vec<u64>>) -> BTreeMap<String, Value> {
+fn percentiles(latencies: BTreeMap<String, Vec<u64>>) -> BTreeMap<String, Latency> {
     latencies
         .into_iter()
         .filter(|(_, l)| !l.is_empty())
@@ -408,10 +350,14 @@ fn percentiles(latencies: BTreeMap<String, Vec<u64>>) -> BTreeMap<String, Value>
                 let i = ((l.len() as f64 - 1.0) * p).round() as usize;
                 l[i.min(l.len() - 1)] as f64 / 1e6
             };
-            (
-                f,
-                json!({"count": l.len(), "p50_ms": pct(0.5), "p90_ms": pct(0.9), "p99_ms": pct(0.99), "max_ms": pct(1.0)}),
-            )
+            let latency = Latency {
+                count: l.len(),
+                p50_ms: pct(0.5),
+                p90_ms: pct(0.9),
+                p99_ms: pct(0.99),
+                max_ms: pct(1.0),
+            };
+            (f, latency)
         })
         .collect()
 }
@@ -460,7 +406,7 @@ fn linearizable_check(model: &str) -> CheckSpec {
 /// What `chaos check PATH` found: each check's result, the verdict over them and how many
 /// operations the history held.
 pub struct CheckedPath {
-    pub results: Vec<Value>,
+    pub results: Vec<CheckResult>,
     pub verdict: Verdict,
     pub operations: usize,
     /// A run folder's preconditions and confirmation.
@@ -473,6 +419,20 @@ impl CheckedPath {
             .as_ref()
             .map_or_else(|| self.verdict.exit_code(), |c| c.exit_code(self.verdict))
     }
+}
+
+/// What `chaos check --json` prints: the verdict, each check's result and, for a run folder
+/// with preconditions, what they confirm (as result.json words them).
+#[derive(Serialize)]
+struct CheckOutput<'a> {
+    verdict: Verdict,
+    checks: &'a [CheckResult],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preconditions: Option<&'a [Reached]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confirmation: Option<Confirmation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confirmation_sentence: Option<String>,
 }
 
 /// `chaos check PATH`: a run folder (its scenario's checks) or a history file with --model.
@@ -491,34 +451,30 @@ pub fn check_command(
         operations,
         confirmed,
     } = checked;
+    let confirmed = confirmed.filter(|c| c.confirmation.is_some());
     if as_json {
-        let mut out = json!({"verdict": verdict, "checks": results});
-        if let Some(c) = &confirmed {
-            c.write_into(&mut out);
-        }
+        let out = CheckOutput {
+            verdict,
+            checks: &results,
+            preconditions: confirmed.as_ref().map(|c| c.reached.as_slice()),
+            confirmation: confirmed.as_ref().and_then(|c| c.confirmation),
+            confirmation_sentence: confirmed.as_ref().and_then(Confirmed::sentence),
+        };
+        // Through a JSON value: keys in order of their names, as it always printed them.
+        let out = serde_json::to_value(&out).unwrap_or_default();
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
         for r in &results {
-            println!(
-                "{}: {} - {}",
-                r["name"].as_str().unwrap_or_default(),
-                r["verdict"].as_str().unwrap_or_default(),
-                r["summary"].as_str().unwrap_or_default()
-            );
+            println!("{}: {} - {}", r.name, r.verdict, r.summary);
         }
         println!("verdict: {verdict} ({operations} operations)");
-        if let Some(c) = confirmed.as_ref().filter(|c| c.confirmation.is_some()) {
+        if let Some(c) = &confirmed {
             for r in &c.reached {
                 let when = r.at_s.map(|t| format!(" at {t:.1} s")).unwrap_or_default();
                 let word = if r.reached { "reached" } else { "NOT reached" };
                 println!("precondition {}: {word}{when} - {}", r.name, r.evidence);
             }
-            let mut shown = json!({});
-            c.write_into(&mut shown);
-            println!(
-                "{}",
-                shown["confirmation_sentence"].as_str().unwrap_or_default()
-            );
+            println!("{}", c.sentence().unwrap_or_default());
         }
     }
     Ok(exit_code)
@@ -570,7 +526,7 @@ pub fn check_path(
     // The workload's start (what every time said counts from) is in a run folder's
     // result.json; a history file's times count from its own zero.
     let meta = run_dir
-        .and_then(|dir| crate::run_folder::read_object(dir, "result.json").ok())
+        .and_then(|dir| RunMeta::read(dir).ok())
         .unwrap_or_default();
     let clock = match run_dir {
         Some(_) => run_clock(&meta, &history),
@@ -590,4 +546,54 @@ pub fn check_path(
         operations: history.ops.len(),
         confirmed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> CheckSpec {
+        serde_saphyr::from_str(text).unwrap()
+    }
+
+    /// A history file (no run folder) runs the checks of the history as they are, without
+    /// holding their evidence; a check of the run folder's files says what it reads instead.
+    #[test]
+    fn a_history_file_runs_only_the_checks_of_the_history() {
+        let text = r#"{"index":0,"time":1,"process":0,"type":"invoke","f":"write","key":"k","value":1}
+{"index":1,"time":2,"process":0,"type":"ok","f":"write","key":"k","value":1}
+"#;
+        let history = checker::parse_str(text, Format::Jsonl).unwrap();
+        let run = |text: &str| run_checks(&history, &[spec(text)], None, None, Clock::default());
+        // One operation, fewer than min-ops: a run would say unknown, a history file passes.
+        let linearizable = run("linearizable: { model: register }").unwrap();
+        assert_eq!(linearizable[0].verdict, Verdict::Ok);
+        assert!(linearizable[0].evidence.is_none());
+        let error = run("fencing: {}").unwrap_err().to_string();
+        assert!(
+            error.contains("the fencing check reads a run folder's fencing.jsonl"),
+            "{error}"
+        );
+        let error = run("conditional-writes: {}").unwrap_err().to_string();
+        assert!(
+            error.contains("the conditional-writes check reads a run folder's probe.json"),
+            "{error}"
+        );
+        let stays_up = run("stays-up: {}").unwrap();
+        assert_eq!(
+            (stays_up[0].verdict, stays_up[0].summary.as_str()),
+            (
+                Verdict::Unknown,
+                "stays-up reads a run folder's faults.jsonl"
+            )
+        );
+        let converge = run("converge: {}").unwrap();
+        assert_eq!(
+            (converge[0].verdict, converge[0].summary.as_str()),
+            (
+                Verdict::Unknown,
+                "converge reads a run folder's converge.json"
+            )
+        );
+    }
 }

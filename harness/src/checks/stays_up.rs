@@ -4,30 +4,66 @@
 
 use std::path::Path;
 
+use checker::Verdict;
 use serde_json::{json, Value};
 
-use crate::run_folder::{parse_faults, Clock, FaultEvent, FAULTS};
+use super::kind::{Check, Inputs};
+use crate::error::Result;
+use crate::run_folder::{parse_faults, CheckResult, Clock, FaultEvent, FAULTS};
+use crate::scenario::CheckSpec;
+
+pub struct StaysUp;
+
+impl Check for StaysUp {
+    fn name(&self) -> &'static str {
+        "stays-up"
+    }
+
+    fn inputs(&self) -> &'static [&'static str] {
+        &[FAULTS]
+    }
+
+    fn without_run_folder(&self) -> Result<Vec<CheckResult>> {
+        Ok(vec![CheckResult::new(
+            "stays-up",
+            "stays-up",
+            Verdict::Unknown,
+            format!("stays-up reads a run folder's {FAULTS}"),
+        )])
+    }
+
+    fn run(&self, _: &CheckSpec, inputs: &Inputs) -> Result<Vec<CheckResult>> {
+        match inputs.run_dir {
+            Some(dir) => Ok(vec![check(dir, inputs.clock)]),
+            None => self.without_run_folder(),
+        }
+    }
+}
 
 /// The check: illegal when faults.jsonl names a node whose program exited by
 /// itself, with its exit code, the time (from the workload's start) and the last error lines of
 /// its log.
-pub fn check(run_dir: &Path, clock: Clock) -> Value {
+pub fn check(run_dir: &Path, clock: Clock) -> CheckResult {
     let Some(text) = crate::run_folder::read_optional(run_dir, FAULTS) else {
-        return json!({
-            "name": "stays-up", "check": "stays-up", "verdict": "unknown",
-            "summary": "stays-up: faults.jsonl is missing or unreadable",
-        });
+        return CheckResult::new(
+            "stays-up",
+            "stays-up",
+            Verdict::Unknown,
+            format!("stays-up: {FAULTS} is missing or unreadable"),
+        );
     };
     let exits: Vec<FaultEvent> = parse_faults(&text)
         .into_iter()
         .filter(|f| f.action == "exited")
         .collect();
     if exits.is_empty() {
-        return json!({
-            "name": "stays-up", "check": "stays-up", "verdict": "ok",
-            "summary": "every node the faults did not take down was still running when they ended",
-            "detail": {"exits": []},
-        });
+        return CheckResult::new(
+            "stays-up",
+            "stays-up",
+            Verdict::Ok,
+            "every node the faults did not take down was still running when they ended".into(),
+        )
+        .with_detail(json!({"exits": []}));
     }
     let sentences: Vec<String> = exits
         .iter()
@@ -57,11 +93,13 @@ pub fn check(run_dir: &Path, clock: Clock) -> Value {
             )
         })
         .collect();
-    json!({
-        "name": "stays-up", "check": "stays-up", "verdict": "illegal",
-        "summary": sentences.join("; "),
-        "detail": {"exits": exits},
-    })
+    CheckResult::new(
+        "stays-up",
+        "stays-up",
+        Verdict::Illegal,
+        sentences.join("; "),
+    )
+    .with_detail(json!({"exits": exits}))
 }
 
 /// A node's log line as a sentence quotes it: its `[  147.328473] ` prefix (seconds since the
@@ -94,13 +132,13 @@ mod tests {
         let clock = Clock {
             t0: 122_800_000_000,
         };
-        assert_eq!(check(&dir, clock)["verdict"], "ok");
+        assert_eq!(check(&dir, clock).verdict, Verdict::Ok);
         let exited = r#"{"time":129930000000,"action":"exited","phase":"effect","targets":["om3"],"outcome":"exited by itself (exit code 2)","detail":{"exit_code":2,"last_errors":["[  129.328473] ERROR ratis.OzoneManagerDoubleBuffer: Terminating with exit status 2"]}}"#;
         std::fs::write(dir.join("faults.jsonl"), format!("{pause}\n{exited}\n")).unwrap();
         let result = check(&dir, clock);
-        assert_eq!(result["verdict"], "illegal");
+        assert_eq!(result.verdict, Verdict::Illegal);
         assert_eq!(
-            result["summary"],
+            result.summary,
             "om3 exited by itself at 7.130 s (exit code 2): [6.528] ERROR ratis.OzoneManagerDoubleBuffer: Terminating with exit status 2"
         );
         std::fs::remove_dir_all(&dir).unwrap();

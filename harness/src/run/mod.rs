@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{HarnessError, Result, EXIT_INTERRUPTED};
-use crate::run_folder::{Attach, RunMeta};
+use crate::run_folder::{Attach, RunMeta, RunVerdict};
 use crate::scenario::plan::make_plan;
 use crate::scenario::LoadedScenario;
 use crate::{checks, report};
@@ -148,8 +148,7 @@ pub async fn run_scenario(
             project: project.clone(),
             key_prefix: key_prefix(&run_id),
         }),
-    }
-    .to_value();
+    };
 
     let result = match outcome {
         Ok(Played::BuildLacks(lacking)) => {
@@ -159,7 +158,7 @@ pub async fn run_scenario(
             checks::write_not_started(&run_dir, spec, &meta, &lacking)?
         }
         Ok(Played::Complete) if interrupt.is_cancelled() => {
-            checks::write_unchecked(&run_dir, &meta, "interrupted", "the run was interrupted; the partial history is kept: check it with `chaos check RUN_DIR`")?;
+            checks::write_unchecked(&run_dir, &meta, RunVerdict::Interrupted, "the run was interrupted; the partial history is kept: check it with `chaos check RUN_DIR`")?;
             report::render(&run_dir)?;
             return Ok(RunOutcome {
                 exit_code: EXIT_INTERRUPTED,
@@ -175,9 +174,9 @@ pub async fn run_scenario(
         Ok(Played::Complete) => checks::check_run(&run_dir, spec, &meta)?,
         Err(e) => {
             let verdict = if matches!(e, HarnessError::Interrupted(_)) {
-                "interrupted"
+                RunVerdict::Interrupted
             } else {
-                "error"
+                RunVerdict::Error
             };
             checks::write_unchecked(&run_dir, &meta, verdict, &e.to_string())?;
             let _ = report::render(&run_dir);

@@ -1,8 +1,8 @@
 //! A run's meta: what the run was (scenario, system, seed, when, the command that plays it
 //! again) and what replaying it needs (where its scenario and compose file were, when its
 //! workload began on the history's clock). `run/mod.rs` makes it; it is the top level of
-//! result.json ([`RunMeta::to_value`] is what the result is built on, the checks adding their
-//! part), and [`RunMeta::read`] / [`RunMeta::of`] read it back. Every field is optional:
+//! result.json (flattened into [`super::RunResult`], the checks adding their part), and
+//! [`RunMeta::read`] / [`RunMeta::of`] read it back alone. Every field is optional:
 //! a folder written by an older chaos lacks some, and a field of the wrong type reads as absent
 //! (as the readers that asked for it by name treated it).
 
@@ -69,11 +69,6 @@ pub struct Attach {
 }
 
 impl RunMeta {
-    /// The meta as result.json's top level holds it: every field, absent ones as null.
-    pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or_default()
-    }
-
     /// The meta of a result.json already read (its other keys are the checks').
     pub fn of(result: &Value) -> RunMeta {
         RunMeta::deserialize(result).unwrap_or_default()
@@ -119,7 +114,7 @@ mod tests {
     fn the_meta_written_reads_back() {
         let dir = std::env::temp_dir().join(format!("chaos-meta-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut result = meta().to_value();
+        let mut result = serde_json::to_value(meta()).unwrap();
         assert_eq!(result["expect"], Value::Null);
         assert_eq!(
             result["attach"],
