@@ -20,6 +20,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use checker::Verdict;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -29,7 +30,8 @@ use crate::error::{
 use crate::replay::{ConcreteStep, RecordedRun, Schedule};
 use crate::run::{run_scenario, RunOptions};
 use crate::run_folder::{
-    Reproduced, ShrinkSummary, ShrinkTrial, ShrunkSchedule, ShrunkStep, ShrunkWorkload,
+    Confirmation, Reproduced, RunResult, ShrinkSummary, ShrinkTrial, ShrunkSchedule, ShrunkStep,
+    ShrunkWorkload,
 };
 use crate::scenario::units::{format_duration, format_seconds};
 use crate::scenario::{self, LoadOptions};
@@ -536,17 +538,16 @@ impl Shrinker<'_> {
             });
             return None;
         }
-        let result: Value = crate::run_folder::read_object(&self.dir.join(folder), "result.json")
-            .unwrap_or_default();
-        let same_check = result["checks"].as_array().into_iter().flatten().any(|c| {
-            c["verdict"] == "illegal"
-                && c["name"]
-                    .as_str()
-                    .is_some_and(|n| self.run.failed_checks.iter().any(|f| f == n))
-        });
+        // The trial's result.json, written by this chaos moments ago.
+        let result = RunResult::read(&self.dir.join(folder)).ok();
+        let same_check = result
+            .iter()
+            .flat_map(|r| &r.checks)
+            .any(|c| c.verdict == Verdict::Illegal && self.run.failed_checks.contains(&c.name));
         // A run that confirmed its bug shrinks only to schedules that reach the same
         // preconditions: a violation without them is another failure.
-        let same_situation = !self.run.confirmed || result["confirmation"] == "confirmed";
+        let same_situation = !self.run.confirmed
+            || result.is_some_and(|r| r.confirmation == Some(Confirmation::Confirmed));
         Some(same_check && same_situation)
     }
 
