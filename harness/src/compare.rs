@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cluster::{docker, ozone_build};
 use crate::error::{HarnessError, Result, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION};
-use crate::rates::{share, Class, Tally};
+use crate::rates::{Class, Tally};
 use crate::scenario::{self, LoadedScenario};
 
 /// One side of a comparison, as `--build` names it.
@@ -600,7 +600,11 @@ pub async fn play(
         serde_json::to_string_pretty(&record).unwrap_or_default(),
     )
     .map_err(io)?;
-    std::fs::write(dir.join("index.html"), crate::report::comparison::page(&record).into_string()).map_err(io)?;
+    std::fs::write(
+        dir.join("index.html"),
+        crate::report::comparison::page(&record).into_string(),
+    )
+    .map_err(io)?;
     let _ = crate::report::summary_of(&dir);
     Ok(Compared {
         exit_code: code,
