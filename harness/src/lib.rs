@@ -1,28 +1,23 @@
 //! The chaos harness as a library: the `chaos` binary is a thin command line over it, and the
 //! end-to-end tests and benchmarks drive the same code.
 //!
-//! Data flows one way: scenario -> cluster + workload + faults -> history -> checker -> report.
+//! Data flows one way: scenario -> cluster + workload + faults -> history -> checks -> report.
+//! The stages are crates in layers (docs/architecture.md): chaos-core (errors, the run folder's
+//! types), chaos-runner (scenario to run folder), chaos-verdict (run folder to verdicts and
+//! report) and this one, the commands over them. Their modules are re-exported here under one
+//! path, `chaos::...`.
 
-// The stages; docs/architecture.md draws how data flows between them.
-pub mod checks;
-pub mod cluster;
-pub mod faults;
-pub mod observe;
-pub mod progress;
-pub mod rates;
-pub mod recorder;
-pub mod redact;
-pub mod report;
-pub mod run;
-pub mod scenario;
-pub mod systems;
-pub mod workloads;
+pub use chaos_core::{error, rates, redact, run_folder};
+pub use chaos_runner::{
+    cluster, faults, observe, progress, recorder, scenario, systems, workloads,
+};
+pub use chaos_verdict::{checks, report};
 
-// Around a run: replaying and shrinking one, suites, measuring the harness.
+// The commands over the stages: a run, comparing builds, replaying and shrinking a run, suites,
+// measuring the harness.
 pub mod bench;
 pub mod compare;
-pub mod error;
 pub mod replay;
-pub mod run_folder;
+pub mod run;
 pub mod shrink;
 pub mod suite;

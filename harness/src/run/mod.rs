@@ -97,7 +97,7 @@ pub async fn run_scenario(
     std::fs::write(run_dir.join("scenario.yaml"), loaded.resolved_text(seed))
         .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
     let plan = make_plan(spec, seed);
-    crate::run_folder::write_plan(&run_dir, &plan)
+    plan.write(&run_dir)
         .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
     eprintln!(
         "run {} of {} (seed {seed}) -> {}",

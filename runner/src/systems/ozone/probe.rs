@@ -291,14 +291,15 @@ mod tests {
     }
 
     // Recorded from live Ozone 2.2.0 (harness/tests/fixtures/ozone/README.md).
-    const LEADER: &str = include_str!("../../../tests/fixtures/ozone/om3-leader.prom");
-    const FOLLOWER: &str = include_str!("../../../tests/fixtures/ozone/om1-follower.prom");
-    const ROLES: &str = include_str!("../../../tests/fixtures/ozone/roles.json");
-    const OM_LIVE_LOG: &str = include_str!("../../../tests/fixtures/ozone/om-2.2.0.log");
+    const LEADER: &str = include_str!("../../../../harness/tests/fixtures/ozone/om3-leader.prom");
+    const FOLLOWER: &str =
+        include_str!("../../../../harness/tests/fixtures/ozone/om1-follower.prom");
+    const ROLES: &str = include_str!("../../../../harness/tests/fixtures/ozone/roles.json");
+    const OM_LIVE_LOG: &str = include_str!("../../../../harness/tests/fixtures/ozone/om-2.2.0.log");
     // Written to the format strings, not yet met live.
-    const OM_LOG: &str = include_str!("../../../tests/fixtures/ozone/om.log");
-    const DN_LOG: &str = include_str!("../../../tests/fixtures/ozone/dn-2.2.0.log");
-    const DN_AUDIT: &str = include_str!("../../../tests/fixtures/ozone/dn-audit.log");
+    const OM_LOG: &str = include_str!("../../../../harness/tests/fixtures/ozone/om.log");
+    const DN_LOG: &str = include_str!("../../../../harness/tests/fixtures/ozone/dn-2.2.0.log");
+    const DN_AUDIT: &str = include_str!("../../../../harness/tests/fixtures/ozone/dn-audit.log");
 
     #[test]
     fn prom_of_the_leader_gives_its_own_indexes() {

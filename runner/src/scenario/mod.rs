@@ -679,7 +679,7 @@ pub fn parse_text(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
 /// serde_path_to_error's path as the user wrote it: `Spanned<T>` wraps each value in a field
 /// `value` of its own (`workload.nodes.value[0]` is `workload.nodes[0]`), and an unknown
 /// segment (`?`, `.`) is no key.
-pub(crate) fn user_key_path(path: &str) -> String {
+pub fn user_key_path(path: &str) -> String {
     let mut out: Vec<String> = Vec::new();
     for segment in path.split('.') {
         // What follows the wrapper's name is the index into the user's list, if any.

@@ -288,6 +288,14 @@ mod opt_offset {
     }
 }
 
+impl Plan {
+    /// Writes plan.json (pretty JSON; the plan's hash is over this serialization), which
+    /// `run_folder::read_plan` reads back as a `RecordedPlan`.
+    pub fn write(&self, run_dir: &std::path::Path) -> std::io::Result<()> {
+        crate::run_folder::write_json(run_dir, crate::run_folder::PLAN, self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,5 +345,60 @@ mod tests {
             make_plan(&one, 3).steps[0].firings[0].choice,
             make_plan(&two, 3).steps[0].firings[0].choice
         );
+    }
+
+    /// The plan a scenario draws, written, reads back with every value its readers use.
+    #[test]
+    fn a_written_plan_reads_back() {
+        let text = "name: t\nsystem: etcd\ncluster: { profile: etcd }\n\
+                    workload: { kind: register, rate: 10/s, duration: 20s }\nfaults:\n\
+                    \x20 - every: 2s..6s\n    do: [pause, kill, partition]\n    for: 1s..3s\n\
+                    \x20 - at: 5s\n    do: clock-skew\n    offset: +60s..+90s\n    then: { do: restore-clock, after: 2s }\n    optional: true\n";
+        let spec = crate::scenario::parse_text(std::path::Path::new("t.yaml"), text).unwrap();
+        let plan = make_plan(&spec, 9);
+        let dir = std::env::temp_dir().join(format!("chaos-plan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        plan.write(&dir).unwrap();
+        let read = crate::run_folder::read_plan(&dir).unwrap();
+        assert_eq!(read.seed, Some(9));
+        let steps = read.steps.unwrap();
+        assert_eq!(steps.len(), plan.steps.len());
+        for (read, planned) in steps.iter().zip(&plan.steps) {
+            assert_eq!(read.step, Some(planned.step as u64));
+            assert_eq!(read.trigger, planned.trigger);
+            assert_eq!(read.optional, planned.optional);
+            assert_eq!(read.firings.len(), planned.firings.len());
+            for (r, p) in read.firings.iter().zip(&planned.firings) {
+                let words = |v: &serde_json::Value| v.as_str().map(str::to_string);
+                let p = serde_json::to_value(p).unwrap();
+                assert_eq!(r.at, words(&p["at"]));
+                assert_eq!(r.action, words(&p["action"]));
+                assert_eq!(r.mode, words(&p["mode"]));
+                assert_eq!(r.hold, words(&p["hold"]));
+                assert_eq!(r.offset, words(&p["offset"]));
+                assert_eq!(
+                    r.then.as_ref().and_then(|t| t.after.clone()),
+                    words(&p["then"]["after"])
+                );
+            }
+        }
+        assert!(steps[0].firings.len() > 1);
+        assert!(steps[0].firings.iter().all(|f| f.hold.is_some()));
+        assert!(steps[1].optional && steps[1].firings[0].offset.is_some());
+        let then = steps[1].firings[0].then.clone().unwrap();
+        assert_eq!(
+            (then.action.as_deref(), then.after.as_deref()),
+            (Some("restore-clock"), Some("2s"))
+        );
+        // A plan of an older format reads, without steps; one that is no plan does not.
+        std::fs::write(dir.join(crate::run_folder::PLAN), r#"{"seed": 3}"#).unwrap();
+        assert_eq!(crate::run_folder::read_plan(&dir).unwrap().steps, None);
+        std::fs::write(dir.join(crate::run_folder::PLAN), r#"{"steps": 3}"#).unwrap();
+        let e = crate::run_folder::read_plan(&dir).unwrap_err().to_string();
+        assert!(
+            e.contains("plan.json: not what a run writes there: "),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

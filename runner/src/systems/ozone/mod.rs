@@ -497,6 +497,38 @@ pub fn roles_from_gauges(
 }
 
 impl Ozone {
+    /// The volume and buckets every OM workload writes into, once per run; "already exists"
+    /// is fine (an attached cluster, or a process that got there first). `prepare` makes them
+    /// before the workload and its faults start, so a fault step at 0 s does not race them.
+    async fn ensure_volume_and_buckets(&self) -> Result<(), String> {
+        let mut om = self.om_client();
+        self.setup
+            .get_or_try_init(|| async {
+                for req in [
+                    OmRequest::create_volume(VOLUME, "hadoop", "hadoop"),
+                    OmRequest::create_bucket(VOLUME, BUCKET, Some(BucketLayout::ObjectStore)),
+                    OmRequest::create_bucket(
+                        VOLUME,
+                        FILES,
+                        Some(BucketLayout::FileSystemOptimized),
+                    ),
+                    OmRequest::create_bucket(VOLUME, STREAM, Some(BucketLayout::ObjectStore)),
+                ] {
+                    match om.call(req).await {
+                        Ok(r)
+                            if r.is_ok()
+                                || r.status == Status::VOLUME_ALREADY_EXISTS
+                                || r.status == Status::BUCKET_ALREADY_EXISTS => {}
+                        Ok(r) => return Err(format!("setup: {}", describe(&r))),
+                        Err(e) => return Err(format!("setup: {e}")),
+                    }
+                }
+                Ok(())
+            })
+            .await
+            .map(|_| ())
+    }
+
     /// Each OM's HA leader-state gauge from its /prom page; an OM that did not answer within
     /// 2 s, or has no gauge yet (none before its first leader), is left out.
     async fn leader_gauges(&self) -> Vec<(String, f64)> {
@@ -622,32 +654,8 @@ impl SystemAdapter for Ozone {
         if self.rpc.is_empty() {
             return Err(format!("no OM publishes its RPC port {OM_RPC_PORT}"));
         }
-        let mut om = self.om_client();
-        // The volume and bucket, once; "already exists" is fine (another process made them).
-        self.setup
-            .get_or_try_init(|| async {
-                for req in [
-                    OmRequest::create_volume(VOLUME, "hadoop", "hadoop"),
-                    OmRequest::create_bucket(VOLUME, BUCKET, Some(BucketLayout::ObjectStore)),
-                    OmRequest::create_bucket(
-                        VOLUME,
-                        FILES,
-                        Some(BucketLayout::FileSystemOptimized),
-                    ),
-                    OmRequest::create_bucket(VOLUME, STREAM, Some(BucketLayout::ObjectStore)),
-                ] {
-                    match om.call(req).await {
-                        Ok(r)
-                            if r.is_ok()
-                                || r.status == Status::VOLUME_ALREADY_EXISTS
-                                || r.status == Status::BUCKET_ALREADY_EXISTS => {}
-                        Ok(r) => return Err(format!("setup: {}", describe(&r))),
-                        Err(e) => return Err(format!("setup: {e}")),
-                    }
-                }
-                Ok(())
-            })
-            .await?;
+        self.ensure_volume_and_buckets().await?;
+        let om = self.om_client();
         if self.workload == WorkloadKind::Stream {
             let container = self
                 .shells
@@ -717,7 +725,8 @@ impl SystemAdapter for Ozone {
         );
         match &self.s3 {
             Some(s3) => s3.prepare(within).await,
-            None => Ok(()),
+            None if self.rpc.is_empty() => Ok(()),
+            None => self.ensure_volume_and_buckets().await,
         }
     }
 }

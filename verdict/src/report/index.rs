@@ -249,7 +249,7 @@ fn rates(entries: &[Entry]) -> Markup {
     }
 }
 
-fn page(entries: &[Entry], comparisons: &[crate::compare::Listed]) -> Markup {
+fn page(entries: &[Entry], comparisons: &[super::comparison::Listed]) -> Markup {
     let mut scenarios: Vec<&str> = entries.iter().map(|e| e.scenario.as_str()).collect();
     scenarios.sort_unstable();
     scenarios.dedup();
@@ -292,7 +292,7 @@ fn page(entries: &[Entry], comparisons: &[crate::compare::Listed]) -> Markup {
                         label { "search " input #f-text type="search" placeholder="seed, words of the verdict"; }
                         span.muted { span #shown { (entries.len()) } " shown" }
                     }
-                    (crate::compare::index_section(comparisons))
+                    (super::comparison::index_section(comparisons))
                     @if !entries.is_empty() { (rates(entries)) h2 { "Runs" } }
                     table {
                         thead { tr { th { "started (UTC)" } th { "scenario" } th { "seed" } th { "verdict" } th { "confirmation" } th { "duration" } th { "ops" } th { "what happened" } th { "report" } } }
@@ -330,7 +330,7 @@ pub fn render_index(dir: &Path) -> Result<Vec<Entry>> {
         )));
     }
     let list = entries(dir);
-    let comparisons = crate::compare::find(dir);
+    let comparisons = super::comparison::find(dir);
     std::fs::write(
         dir.join("index.html"),
         page(&list, &comparisons).into_string(),

@@ -33,9 +33,7 @@ pub use faults::{parse_faults, read_faults, FaultEvent, FaultLog, Grudge, Phase,
 pub use fencing::{read_fencing, FencingLine, FencingLog, Probe, FENCING, PROBE};
 pub use history::{read_history, read_history_lenient, HistoryLog, HISTORY};
 pub use meta::{Attach, RunMeta, RESULT};
-pub use plan::{
-    read_plan, write_plan, PlannedFiring, PlannedFollowUp, PlannedStep, RecordedPlan, PLAN,
-};
+pub use plan::{read_plan, PlannedFiring, PlannedFollowUp, PlannedStep, RecordedPlan, PLAN};
 pub use result::{
     CheckResult, Confirmation, Evidence, Failures, Latency, Reached, RunResult, RunVerdict, Stats,
 };

@@ -7,6 +7,7 @@
 //! workload's start (`load::Clock`), as a scenario's `at:` does.
 
 pub mod analyze;
+pub mod comparison;
 pub mod data;
 pub mod index;
 pub mod junit;
