@@ -1,12 +1,11 @@
 //! The run folder's files, each with its type, its write and its read: faults.jsonl
 //! (faults.rs), history.jsonl (history.rs, through the checker's one reader and pairing),
-//! plan.json (plan.rs), result.json (result.rs, the run's meta at its top level from meta.rs),
-//! converge.json
-//! (converge.rs), fencing.jsonl and probe.json (fencing.rs), build.json (build.rs),
-//! shrink/shrink.json (shrink.rs) and observed.jsonl (here); witness.rs holds the data of the
-//! witnesses result.json stores. Every command that reads one back
-//! (check, report, replay, shrink) reads only files inside it (a symbolic link that leads out is
-//! refused), of a bounded size, and says which file and why when it cannot.
+//! plan.json (plan.rs), result.json (result.rs, the run's meta at its top level from meta.rs,
+//! the witnesses' data from witness.rs), converge.json (converge.rs), fencing.jsonl and
+//! probe.json (fencing.rs), build.json (build.rs), shrink/shrink.json (shrink.rs) and
+//! observed.jsonl (here). Every command that reads one back (check, report, replay, shrink)
+//! reads only files inside it (a symbolic link that leads out is refused), of a bounded size,
+//! and says which file and why when it cannot.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
