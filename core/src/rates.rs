@@ -6,10 +6,13 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+
+use crate::run_folder::{Confirmation, RunResult, RunVerdict};
 
 /// What one run ended as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Class {
     /// A violation, every precondition reached.
@@ -27,6 +30,7 @@ pub enum Class {
     /// A check could not decide.
     Undecided,
     /// The harness or the infrastructure failed, or the run was interrupted.
+    #[default]
     Error,
 }
 
@@ -43,20 +47,40 @@ impl Class {
     ];
 
     /// From a run's result.json.
-    pub fn of_result(result: &Value) -> Class {
-        match result["confirmation"].as_str() {
-            Some("confirmed") => return Class::Confirmed,
-            Some("held") => return Class::Held,
-            Some("not-reached") => return Class::NotReached,
-            Some("violated-unreached") => return Class::ViolatedUnreached,
-            Some("undecided") => return Class::Undecided,
-            _ => {}
+    pub fn of_result(result: &RunResult) -> Class {
+        if let Some(confirmation) = result.confirmation {
+            return match confirmation {
+                Confirmation::Confirmed => Class::Confirmed,
+                Confirmation::Held => Class::Held,
+                Confirmation::NotReached => Class::NotReached,
+                Confirmation::ViolatedUnreached => Class::ViolatedUnreached,
+                Confirmation::Undecided => Class::Undecided,
+            };
         }
-        match result["verdict"].as_str() {
-            Some("illegal") => Class::Violated,
-            Some("ok") => Class::Passed,
-            Some("unknown") => Class::Undecided,
-            _ => Class::Error,
+        match result.verdict {
+            RunVerdict::Illegal => Class::Violated,
+            RunVerdict::Ok => Class::Passed,
+            RunVerdict::Unknown => Class::Undecided,
+            RunVerdict::Interrupted | RunVerdict::Error => Class::Error,
+        }
+    }
+
+    /// From a run folder: its result.json's class, or an error when it cannot be read.
+    pub fn of_run(run_dir: &std::path::Path) -> Class {
+        RunResult::read(run_dir).map_or(Class::Error, |r| Class::of_result(&r))
+    }
+
+    /// The name files and a suite's `rate:` give it (`not-reached`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Class::Confirmed => "confirmed",
+            Class::Held => "held",
+            Class::NotReached => "not-reached",
+            Class::ViolatedUnreached => "violated-unreached",
+            Class::Violated => "violated",
+            Class::Passed => "passed",
+            Class::Undecided => "undecided",
+            Class::Error => "error",
         }
     }
 
@@ -83,7 +107,7 @@ impl Class {
                 Class::Confirmed | Class::ViolatedUnreached | Class::Violated
             ),
             "pass" => matches!(self, Class::Held | Class::Passed),
-            other => serde_json::to_value(self).is_ok_and(|v| v == other),
+            other => self.key() == other,
         }
     }
 }
@@ -215,9 +239,20 @@ mod tests {
         assert_eq!(share(9, 10), "9 of 10 (60-98%)");
     }
 
+    /// A class's key is what serde writes of it, and a suite's `rate:` may name it.
+    #[test]
+    fn each_class_key_is_its_serde_name() {
+        for c in Class::ALL {
+            assert_eq!(serde_json::to_value(c).unwrap(), c.key());
+            assert!(RATE_NAMES.contains(&c.key()) && c.counts_as(c.key()));
+        }
+    }
+
     #[test]
     fn classes_from_results_and_the_table() {
-        let class = |v: Value| Class::of_result(&v);
+        let class = |v: serde_json::Value| {
+            Class::of_result(&serde_json::from_value::<RunResult>(v).unwrap())
+        };
         assert_eq!(
             class(serde_json::json!({"verdict": "illegal", "confirmation": "confirmed"})),
             Class::Confirmed

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cluster::{docker, ozone_build};
 use crate::error::{HarnessError, Result, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION};
 use crate::rates::{Class, Tally};
+use crate::run_folder::{ComparedBuild, ComparedRun, Comparison};
 use crate::scenario::{self, LoadedScenario};
 
 /// One side of a comparison, as `--build` names it.
@@ -280,7 +281,7 @@ struct Side {
     image: Option<String>,
     loaded: LoadedScenario,
     tally: Tally,
-    runs: Vec<Value>,
+    runs: Vec<ComparedRun>,
 }
 
 /// The scenario with KEY=VALUE in its cluster.environment, as a text that plays it that way
@@ -492,14 +493,11 @@ pub async fn play(
                 match crate::run::run_scenario(&side.loaded, &run_options, interrupt.clone()).await
                 {
                     Ok(outcome) => {
-                        let result =
-                            crate::run_folder::read_object(&outcome.run_dir, "result.json")
-                                .unwrap_or_default();
                         let class = if outcome.exit_code == EXIT_INTERRUPTED {
                             interrupted = true;
                             Class::Error
                         } else {
-                            Class::of_result(&result)
+                            Class::of_run(&outcome.run_dir)
                         };
                         (class, outcome.summary, outcome.run_dir)
                     }
@@ -518,13 +516,13 @@ pub async fn play(
             let _ = build.write(&folder);
             println!("[{}] seed {seed}: {} ({line})", side.label, class.word());
             side.tally.add(class, seconds);
-            side.runs.push(json!({
-                "seed": seed,
-                "class": class,
-                "folder": folder.strip_prefix(&dir).unwrap_or(&folder),
-                "seconds": seconds,
-                "summary": line,
-            }));
+            side.runs.push(ComparedRun {
+                seed: *seed,
+                class,
+                folder: folder.strip_prefix(&dir).unwrap_or(&folder).to_path_buf(),
+                seconds,
+                summary: line,
+            });
             if interrupted {
                 break 'seeds;
             }
@@ -574,32 +572,38 @@ pub async fn play(
     } else {
         EXIT_VIOLATION
     };
-    let record = json!({
-        "scenario": base.spec.name,
-        "scenario_path": options.scenario,
-        "started": now.format(&time::format_description::well_known::Rfc3339).unwrap_or_default(),
-        "seeds": options.seeds,
-        "preconditions": preconditions,
-        "wall_s": wall,
-        "confirmed": confirmed,
-        "survey": options.survey,
-        "conclusion": conclusion,
-        "exit_code": code,
-        "builds": sides.iter().map(|s| json!({
-            "build": s.label,
-            "folder": s.folder,
-            "image": s.image,
-            "counts": s.tally.counts.iter().map(|(c, n)| (c.word().to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
-            "runs": s.runs,
-        })).collect::<Vec<_>>(),
-    });
+    let record = Comparison {
+        scenario: base.spec.name.clone(),
+        scenario_path: options.scenario.clone(),
+        started: now
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default(),
+        seeds: options.seeds.clone(),
+        preconditions,
+        wall_s: wall,
+        confirmed,
+        survey: options.survey,
+        conclusion: conclusion.clone(),
+        exit_code: code,
+        builds: sides
+            .iter()
+            .map(|s| ComparedBuild {
+                build: s.label.clone(),
+                folder: s.folder.clone(),
+                image: s.image.clone(),
+                counts: s
+                    .tally
+                    .counts
+                    .iter()
+                    .map(|(c, n)| (c.word().to_string(), *n))
+                    .collect(),
+                runs: s.runs.clone(),
+            })
+            .collect(),
+    };
     let io =
         |e: std::io::Error| HarnessError::infra(format!("cannot write {}: {e}", dir.display()));
-    std::fs::write(
-        dir.join("compare.json"),
-        serde_json::to_string_pretty(&record).unwrap_or_default(),
-    )
-    .map_err(io)?;
+    record.write(&dir).map_err(io)?;
     std::fs::write(
         dir.join("index.html"),
         crate::report::comparison::page(&record).into_string(),

@@ -571,12 +571,10 @@ async fn run_many(
         let (code, line, class) =
             match run::run_scenario(scenario, &run_options, interrupt.clone()).await {
                 Ok(outcome) => {
-                    let result = chaos::run_folder::read_object(&outcome.run_dir, "result.json")
-                        .unwrap_or_default();
                     let class = if outcome.exit_code == EXIT_INTERRUPTED {
                         chaos::rates::Class::Error
                     } else {
-                        chaos::rates::Class::of_result(&result)
+                        chaos::rates::Class::of_run(&outcome.run_dir)
                     };
                     (outcome.exit_code, outcome.summary, class)
                 }

@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 use crate::error::{HarnessError, Result};
 use crate::faults::kinds::{Action, PARAMS};
 use crate::run_folder::{
-    read_faults, FaultEvent, Grudge, Phase, RecordedPlan, RunMeta, PLAN, RESULT,
+    read_faults, Confirmation, FaultEvent, Grudge, Phase, RecordedPlan, RunResult, PLAN, RESULT,
 };
 use crate::scenario::units::{format_duration, format_seconds, parse_duration};
 
@@ -203,10 +203,6 @@ fn no_file(dir: &Path, file: &str, e: HarnessError) -> HarnessError {
     }
 }
 
-fn read_json(dir: &Path, file: &str) -> Result<Value> {
-    crate::run_folder::read_object(dir, file).map_err(|e| no_file(dir, file, e))
-}
-
 impl RecordedRun {
     pub fn read(dir: &Path) -> Result<RecordedRun> {
         if !dir.is_dir() {
@@ -220,7 +216,7 @@ impl RecordedRun {
             }
         })?;
         let plan = crate::run_folder::read_plan(dir).map_err(|e| no_file(dir, PLAN, e))?;
-        let result = read_json(dir, RESULT)?;
+        let result = RunResult::read(dir).map_err(|e| no_file(dir, RESULT, e))?;
         let older = |field: &str| {
             missing(
                 dir,
@@ -230,7 +226,7 @@ impl RecordedRun {
                 ),
             )
         };
-        let meta = RunMeta::of(&result);
+        let meta = result.meta.clone();
         let scenario_path = meta.scenario_path.ok_or_else(|| older("scenario_path"))?;
         let compose_path = meta.compose_path.ok_or_else(|| older("compose_path"))?;
         let seed = meta.seed.ok_or_else(|| older("seed"))?;
@@ -250,17 +246,16 @@ impl RecordedRun {
         let steps = concrete_steps(&plan, &events, &value, workload_started)
             .map_err(|e| missing(dir, &e))?;
         let workload = workload_shape(dir, &text).map_err(|e| missing(dir, &e))?;
-        let failed_checks = result["checks"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|c| c["verdict"] == "illegal")
-            .filter_map(|c| c["name"].as_str().map(str::to_string))
+        let failed_checks = result
+            .checks
+            .iter()
+            .filter(|c| c.verdict == checker::Verdict::Illegal)
+            .map(|c| c.name.clone())
             .collect();
         let violation_at = first_violation(&result)
             .map(|t| Duration::from_nanos(t.saturating_sub(workload_started)));
         Ok(RecordedRun {
-            confirmed: result["confirmation"] == "confirmed",
+            confirmed: result.confirmation == Some(Confirmation::Confirmed),
             dir: dir.to_path_buf(),
             name,
             seed,
@@ -524,14 +519,14 @@ fn workload_shape(dir: &Path, text: &str) -> std::result::Result<WorkloadShape, 
 
 /// When the earliest linearizability violation's witness completed (history clock): the
 /// operation that cannot be placed and the one that ruled it out.
-fn first_violation(result: &Value) -> Option<u64> {
+fn first_violation(result: &RunResult) -> Option<u64> {
     let op_end = |op: &Value| op["complete_time"].as_u64().or(op["invoke_time"].as_u64());
-    result["checks"]
-        .as_array()?
+    result
+        .checks
         .iter()
-        .filter(|c| c["check"] == "linearizable" && c["verdict"] == "illegal")
+        .filter(|c| c.check == "linearizable" && c.verdict == checker::Verdict::Illegal)
         .flat_map(|c| {
-            c["detail"]["partitions"]
+            c.figures()["partitions"]
                 .as_array()
                 .cloned()
                 .unwrap_or_default()

@@ -2,10 +2,11 @@
 //! (faults.rs), history.jsonl (history.rs, through the checker's one reader and pairing),
 //! plan.json (plan.rs), result.json (result.rs, the run's meta at its top level from meta.rs,
 //! the witnesses' data from witness.rs), converge.json (converge.rs), fencing.jsonl and
-//! probe.json (fencing.rs), build.json (build.rs), shrink/shrink.json (shrink.rs) and
-//! observed.jsonl (here). Every command that reads one back (check, report, replay, shrink)
-//! reads only files inside it (a symbolic link that leads out is refused), of a bounded size,
-//! and says which file and why when it cannot.
+//! probe.json (fencing.rs), build.json (build.rs), report.json (report.rs), shrink/shrink.json
+//! (shrink.rs) and observed.jsonl (here); and a comparison folder's compare.json (compare.rs).
+//! Every command that reads one back (check, report, replay, shrink) reads only files inside
+//! it (a symbolic link that leads out is refused), of a bounded size, and says which file and
+//! why when it cannot.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -17,22 +18,26 @@ use serde::{Deserialize, Serialize};
 use crate::error::{HarnessError, Result};
 
 mod build;
+mod compare;
 mod converge;
 mod faults;
 mod fencing;
 mod history;
 mod meta;
 mod plan;
+mod report;
 mod result;
 mod shrink;
 mod witness;
 pub use build::{Build, BUILD};
+pub use compare::{ComparedBuild, ComparedRun, Comparison, COMPARE};
 pub use converge::{Converged, Lookups, CONVERGE};
 pub use faults::{parse_faults, read_faults, FaultEvent, FaultLog, Grudge, Phase, FAULTS};
 pub use fencing::{read_fencing, FencingLine, FencingLog, Probe, FENCING, PROBE};
 pub use history::{read_history, read_history_lenient, HistoryLog, HISTORY};
 pub use meta::{Attach, RunMeta, RESULT};
 pub use plan::{read_plan, PlannedFiring, PlannedFollowUp, PlannedStep, RecordedPlan, PLAN};
+pub use report::{CheckInWords, ReportSummary, REPORT};
 pub use result::{
     CheckResult, Confirmation, Evidence, Failures, Latency, Reached, RunResult, RunVerdict, Stats,
 };
@@ -267,7 +272,15 @@ pub fn read_object(dir: &Path, rel: &str) -> Result<serde_json::Value> {
 /// A JSON file of the run folder read as its type `T` (a missing field takes its default), or
 /// why not: missing, not JSON, not an object, or not what a run writes there (which field).
 pub fn read_json<T: serde::de::DeserializeOwned>(dir: &Path, rel: &str) -> Result<T> {
-    let value = read_object(dir, rel)?;
+    from_object(dir, rel, read_object(dir, rel)?)
+}
+
+/// [`read_json`] of a file already read as a JSON object.
+pub fn from_object<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    rel: &str,
+    value: serde_json::Value,
+) -> Result<T> {
     serde_json::from_value(value).map_err(|e| {
         HarnessError::BadInput(format!(
             "{}: not what a run writes there: {}",

@@ -17,7 +17,9 @@ use serde_json::Value;
 use super::{RunMeta, Witness, RESULT};
 use crate::error::{Result, EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION};
 
-/// A run's result.json.
+/// A run's result.json. Its verdict and each check's name, key, verdict and summary must read;
+/// any other field that does not read as its type (one an older chaos wrote otherwise) reads as
+/// absent, as the meta's do.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     #[serde(flatten)]
@@ -28,21 +30,45 @@ pub struct RunResult {
     #[serde(default)]
     pub checks: Vec<CheckResult>,
     /// Why the run was not checked (interrupted, the harness failed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::lenient"
+    )]
     pub error: Option<String>,
     /// Why the run stopped before anything was played (the build lacks a `config:` key).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::lenient"
+    )]
     pub stopped: Option<String>,
     /// The scenario's `reached:` predicates, when it declares any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::lenient"
+    )]
     pub preconditions: Option<Vec<Reached>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::lenient"
+    )]
     pub confirmation: Option<Confirmation>,
     /// The confirmation in the sentence a summary leads with.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::lenient"
+    )]
     pub confirmation_sentence: Option<String>,
     /// None when no history could be read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::lenient"
+    )]
     pub stats: Option<Stats>,
 }
 
@@ -72,6 +98,28 @@ impl RunResult {
     pub fn read(run_dir: &Path) -> Result<RunResult> {
         super::read_json(run_dir, RESULT)
     }
+
+    /// result.json already read as JSON (and redacted, for a report), or why it is no run's.
+    pub fn of(run_dir: &Path, value: Value) -> Result<RunResult> {
+        super::from_object(run_dir, RESULT, value)
+    }
+
+    /// The preconditions the run did not reach.
+    pub fn unreached(&self) -> impl Iterator<Item = &Reached> {
+        self.preconditions.iter().flatten().filter(|p| !p.reached)
+    }
+
+    /// The "faults applied" check's (applied, planned) fault steps, when the run planned any.
+    pub fn steps_applied(&self) -> Option<(Value, Value)> {
+        let detail = self
+            .checks
+            .iter()
+            .find(|c| c.check == "faults")?
+            .detail
+            .as_ref();
+        let field = |name: &str| detail.map_or(Value::Null, |d| d[name].clone());
+        Some((field("applied"), field("total")))
+    }
 }
 
 /// A run's verdict: the checks' ([`Verdict`]) or why there is none.
@@ -85,6 +133,19 @@ pub enum RunVerdict {
     Interrupted,
     /// The harness failed.
     Error,
+}
+
+impl RunVerdict {
+    /// The word result.json writes.
+    pub fn word(self) -> &'static str {
+        match self {
+            RunVerdict::Ok => "ok",
+            RunVerdict::Illegal => "illegal",
+            RunVerdict::Unknown => "unknown",
+            RunVerdict::Interrupted => "interrupted",
+            RunVerdict::Error => "error",
+        }
+    }
 }
 
 impl From<Verdict> for RunVerdict {
@@ -110,7 +171,11 @@ pub struct CheckResult {
     /// The verdict in a sentence; its times count from the workload's start.
     pub summary: String,
     /// The linearizability check's model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::lenient"
+    )]
     pub model: Option<String>,
     /// What shows a violation (None: the check gives none; empty: it found none). One that does
     /// not read (an older chaos's) reads as none.
@@ -129,10 +194,18 @@ pub struct CheckResult {
     )]
     pub detail: Option<Value>,
     /// What the history gave the check to go on (a run's checks of the history).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::lenient"
+    )]
     pub evidence: Option<Evidence>,
     /// Why a pass became unknown: less evidence than the check's minimum.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::lenient"
+    )]
     pub insufficient: Option<String>,
 }
 
@@ -150,6 +223,17 @@ impl CheckResult {
             evidence: None,
             insufficient: None,
         }
+    }
+
+    /// Its figures, null when it gives none.
+    pub fn figures(&self) -> &Value {
+        static NONE: Value = Value::Null;
+        self.detail.as_ref().unwrap_or(&NONE)
+    }
+
+    /// Its witnesses (none when it gives none, or they do not read).
+    pub fn witnesses(&self) -> &[Witness] {
+        self.witnesses.as_deref().unwrap_or_default()
     }
 
     /// The same with its figures.
@@ -251,6 +335,17 @@ impl Confirmation {
             Confirmation::Confirmed | Confirmation::ViolatedUnreached => EXIT_VIOLATION,
             Confirmation::Held => EXIT_OK,
             Confirmation::NotReached | Confirmation::Undecided => EXIT_UNKNOWN,
+        }
+    }
+
+    /// The word result.json writes (`not-reached`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Confirmation::Confirmed => "confirmed",
+            Confirmation::Held => "held",
+            Confirmation::NotReached => "not-reached",
+            Confirmation::ViolatedUnreached => "violated-unreached",
+            Confirmation::Undecided => "undecided",
         }
     }
 
@@ -371,6 +466,32 @@ mod tests {
         assert_eq!(read.checks, result.checks);
         assert_eq!(read.meta, result.meta);
         assert_eq!(read.confirmation, Some(Confirmation::Undecided));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A field of an older chaos's (or a hand's) shape reads as absent and the rest still
+    /// reads; a verdict that is none of the run's words is refused, naming the file.
+    #[test]
+    fn odd_fields_read_as_absent_and_a_bad_verdict_is_refused() {
+        let dir = folder("lenient");
+        let odd = json!({
+            "scenario": "s", "verdict": "ok", "stats": "many", "confirmation": 7,
+            "preconditions": [{"name": "p"}], "error": ["x"],
+            "checks": [{"name": "n", "check": "durable", "verdict": "ok", "summary": "s",
+                        "witnesses": "none", "evidence": 3}]
+        });
+        let read = RunResult::of(&dir, odd).unwrap();
+        assert_eq!(read.verdict, RunVerdict::Ok);
+        assert!(read.stats.is_none() && read.confirmation.is_none() && read.error.is_none());
+        assert!(read.preconditions.is_none());
+        assert_eq!(read.checks[0].witnesses(), []);
+        let e = RunResult::of(&dir, json!({"scenario": "s", "verdict": "maybe"}))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("result.json: not what a run writes there"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -20,12 +20,6 @@ use crate::run_folder::Clock;
 // The witness's data lives with result.json's other types.
 pub use crate::run_folder::{Lost, OpRef, Witness};
 
-/// A check's witnesses as result.json stores them (`witnesses`); an old result.json without
-/// them reads as none.
-pub fn read(check: &Value) -> Vec<Witness> {
-    serde_json::from_value(check["witnesses"].clone()).unwrap_or_default()
-}
-
 /// The keys whose partition the linearizability check found illegal.
 fn illegal_keys(result: &LinearizabilityResult) -> impl Iterator<Item = &str> {
     result

@@ -37,7 +37,7 @@ pub fn run_end(run: &RunFolder) -> u64 {
         .max()
         .unwrap_or(0);
     let faults = run.faults.iter().map(|f| f.time).max().unwrap_or(0);
-    let dur = (run.meta.duration_s.unwrap_or(0.0) * 1e9) as u64;
+    let dur = (run.result.meta.duration_s.unwrap_or(0.0) * 1e9) as u64;
     ops.max(faults).max(if ops == 0 { dur } else { 0 })
 }
 
@@ -507,7 +507,7 @@ pub fn versions(run: &RunFolder) -> Vec<(String, String)> {
     let banner = BANNER.get_or_init(|| {
         Regex::new(r"STARTUP_MSG:\s+version\s*=\s*v?(\d+\.\d+[\w.+-]*)").expect("regex")
     });
-    let system = shown(&run.meta.system);
+    let system = shown(&run.result.meta.system);
     let mut found: BTreeSet<(String, String)> = BTreeSet::new();
     for log in &run.logs {
         for line in log.lines.iter().take(200) {
@@ -527,7 +527,6 @@ mod tests {
 
     use super::*;
     use crate::run_folder::FaultEvent;
-    use serde_json::json;
 
     use std::path::PathBuf;
 
@@ -542,8 +541,10 @@ mod tests {
         let run = RunFolder {
             dir: PathBuf::new(),
             clock: Default::default(),
-            result: json!({}),
-            meta: Default::default(),
+            result: crate::run_folder::RunResult::new(
+                Default::default(),
+                crate::run_folder::RunVerdict::Ok,
+            ),
             scenario: String::new(),
             ops: Vec::new(),
             faults: vec![

@@ -4,10 +4,9 @@
 
 use std::path::Path;
 
-use maud::{html, Markup, PreEscaped, DOCTYPE};
-use serde_json::Value;
-
 use crate::rates::{share, Class, Tally};
+use crate::run_folder::{ComparedBuild, Comparison};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 const CSS: &str = r#"body{margin:0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#f7f8fa}
 header{background:#111827;color:#fff;padding:.8em 1.5em}header h1{margin:0;font-size:1.3em}
@@ -19,18 +18,8 @@ td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
 .c-confirmed,.c-violated{color:#d0212b}.c-held,.c-passed{color:#2f8f46}"#;
 
 /// The comparison page, from compare.json's record alone; links are relative.
-pub fn page(record: &Value) -> Markup {
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    let builds: Vec<&Value> = record["builds"].as_array().into_iter().flatten().collect();
-    let tally_of = |b: &Value| {
-        let mut t = Tally::default();
-        for run in b["runs"].as_array().into_iter().flatten() {
-            let class: Class = serde_json::from_value(run["class"].clone()).unwrap_or(Class::Error);
-            t.add(class, run["seconds"].as_f64().unwrap_or(0.0));
-        }
-        t
-    };
-    let tallies: Vec<Tally> = builds.iter().map(|b| tally_of(b)).collect();
+pub fn page(record: &Comparison) -> Markup {
+    let tallies: Vec<Tally> = record.builds.iter().map(ComparedBuild::tally).collect();
     let columns: Vec<Class> = Class::ALL
         .into_iter()
         .filter(|c| {
@@ -44,19 +33,6 @@ pub fn page(record: &Value) -> Markup {
                 || tallies.iter().any(|t| t.count(*c) > 0)
         })
         .collect();
-    let seeds: Vec<u64> = record["seeds"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_u64)
-        .collect();
-    let run_of = |b: &Value, seed: u64| -> Option<Value> {
-        b["runs"]
-            .as_array()?
-            .iter()
-            .find(|r| r["seed"].as_u64() == Some(seed))
-            .cloned()
-    };
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -65,18 +41,18 @@ pub fn page(record: &Value) -> Markup {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:";
                 link rel="icon" href="data:,";
-                title { "chaos compare: " (text(&record["scenario"])) }
+                title { "chaos compare: " (record.scenario) }
                 style { (PreEscaped(CSS)) }
             }
             body {
-                header { h1 { "chaos compare: " (text(&record["scenario"])) } }
+                header { h1 { "chaos compare: " (record.scenario) } }
                 main {
-                    p class=(if record["confirmed"].as_bool() == Some(true) { "yes" } else { "no" }) { (text(&record["conclusion"])) }
+                    p class=(if record.confirmed { "yes" } else { "no" }) { (record.conclusion) }
                     p.muted {
-                        "Started " (text(&record["started"])) "; " (seeds.len()) " seed(s); wall time "
-                        (format!("{:.0} s", record["wall_s"].as_f64().unwrap_or(0.0)))
-                        "; exit " (record["exit_code"]) ". "
-                        @if record["preconditions"].as_bool() == Some(true) {
+                        "Started " (record.started) "; " (record.seeds.len()) " seed(s); wall time "
+                        (format!("{:.0} s", record.wall_s))
+                        "; exit " (record.exit_code) ". "
+                        @if record.preconditions {
                             "The scenario declares preconditions: the bug is confirmed on a build when it shows with every precondition reached, and held when every precondition is reached and it does not."
                         } @else {
                             "The scenario declares no preconditions: violated or passed."
@@ -86,10 +62,10 @@ pub fn page(record: &Value) -> Markup {
                     table {
                         thead { tr { th { "build" } th { "image" } th { "runs" } @for c in &columns { th { (c.word()) } } th { "median run" } } }
                         tbody {
-                            @for (b, t) in builds.iter().zip(&tallies) {
+                            @for (b, t) in record.builds.iter().zip(&tallies) {
                                 tr {
-                                    td { (text(&b["build"])) }
-                                    td { (b["image"].as_str().unwrap_or("(the scenario's)")) }
+                                    td { (b.build) }
+                                    td { (b.image.as_deref().unwrap_or("(the scenario's)")) }
                                     td.num { (t.runs) }
                                     @for c in &columns { td.num { (share(t.count(*c), t.runs)) } }
                                     td.num { (format!("{:.0} s", t.median_seconds())) }
@@ -99,18 +75,18 @@ pub fn page(record: &Value) -> Markup {
                     }
                     h2 { "Per seed" }
                     table {
-                        thead { tr { th { "seed" } @for b in &builds { th { (text(&b["build"])) } } } }
+                        thead { tr { th { "seed" } @for b in &record.builds { th { (b.build) } } } }
                         tbody {
-                            @for seed in &seeds {
+                            @for seed in &record.seeds {
                                 tr {
                                     td.num { (seed) }
-                                    @for b in &builds {
+                                    @for b in &record.builds {
                                         td {
-                                            @if let Some(run) = run_of(b, *seed) {
-                                                @let class = text(&run["class"]);
+                                            @if let Some(run) = b.run_of(*seed) {
+                                                @let class = run.class.key();
                                                 span class={"c-" (class)} { (class.replace('-', " ")) } " "
-                                                a href={(text(&run["folder"])) "/index.html"} { "report" } " "
-                                                span.muted { (format!("{:.0} s", run["seconds"].as_f64().unwrap_or(0.0))) }
+                                                a href={(run.folder.display()) "/index.html"} { "report" } " "
+                                                span.muted { (format!("{:.0} s", run.seconds)) }
                                             } @else { span.muted { "not played" } }
                                         }
                                     }
@@ -129,7 +105,7 @@ pub fn page(record: &Value) -> Markup {
 pub struct Listed {
     /// Relative path of the comparison folder.
     pub href: String,
-    pub record: Value,
+    pub record: Comparison,
 }
 
 /// Comparison folders (those with a compare.json) under `dir`, newest first.
@@ -151,9 +127,8 @@ pub fn find(dir: &Path) -> Vec<Listed> {
             }
         }
         if found {
-            let record = super::load::read_inside(&d, "compare.json")
-                .and_then(|t| serde_json::from_str(&t).ok());
-            if let (Some(record), Ok(rel)) = (record, d.strip_prefix(dir)) {
+            let record = Comparison::read(&d);
+            if let (Ok(record), Ok(rel)) = (record, d.strip_prefix(dir)) {
                 out.push(Listed {
                     href: rel
                         .components()
@@ -169,17 +144,12 @@ pub fn find(dir: &Path) -> Vec<Listed> {
             stack.extend(subdirs.into_iter().map(|s| (s, depth + 1)));
         }
     }
-    out.sort_by(|a, b| {
-        b.record["started"]
-            .as_str()
-            .cmp(&a.record["started"].as_str())
-    });
+    out.sort_by(|a, b| b.record.started.cmp(&a.record.started));
     out
 }
 
 /// The index's table of comparisons (nothing when there is none).
 pub fn index_section(list: &[Listed]) -> Markup {
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     html! {
         @if !list.is_empty() {
             h2 { "Comparisons" }
@@ -189,12 +159,12 @@ pub fn index_section(list: &[Listed]) -> Markup {
                     @for c in list {
                         @let r = &c.record;
                         tr {
-                            td.num { (text(&r["started"]).get(..19).unwrap_or_default().replace('T', " ")) }
-                            td { (text(&r["scenario"])) }
-                            td { @for (i, b) in r["builds"].as_array().into_iter().flatten().enumerate() { @if i > 0 { br; } (text(&b["build"])) } }
-                            td.num { (r["seeds"].as_array().map_or(0, Vec::len)) }
-                            td.head { (text(&r["conclusion"])) }
-                            td.num { (format!("{:.0} s", r["wall_s"].as_f64().unwrap_or(0.0))) }
+                            td.num { (r.started.get(..19).unwrap_or_default().replace('T', " ")) }
+                            td { (r.scenario) }
+                            td { @for (i, b) in r.builds.iter().enumerate() { @if i > 0 { br; } (b.build) } }
+                            td.num { (r.seeds.len()) }
+                            td.head { (r.conclusion) }
+                            td.num { (format!("{:.0} s", r.wall_s)) }
                             td { a href={(c.href) "/index.html"} { "comparison" } }
                         }
                     }

@@ -8,9 +8,9 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde_json::Value;
 
 use super::junit::{self, RunCases};
-use super::load::{read_inside, redact_value, show, shown};
+use super::load::{read_inside, redact_value, shown};
 use crate::error::{HarnessError, Result};
-use crate::run_folder::{Build, RunMeta};
+use crate::run_folder::{Build, ReportSummary, RunResult, REPORT, RESULT};
 
 /// One row of the index.
 #[derive(Clone, Debug)]
@@ -22,7 +22,7 @@ pub struct Entry {
     pub seed: String,
     pub verdict: String,
     pub duration_s: f64,
-    pub operations: Option<u64>,
+    pub operations: Option<usize>,
     pub headline: String,
     pub checks: Vec<(String, String, Vec<String>, String)>,
     pub command: String,
@@ -93,55 +93,53 @@ fn href(rel: &Path) -> String {
 }
 
 fn entry(dir: &Path, run: &Path) -> Option<Entry> {
-    let mut result: Value = serde_json::from_str(&read_inside(run, "result.json")?).ok()?;
+    let mut result = crate::run_folder::read_object(run, RESULT).ok()?;
     redact_value(&mut result);
-    let meta = RunMeta::of(&result);
-    let mut summary: Value = read_inside(run, "report.json")
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
-    redact_value(&mut summary);
-    let checks: Vec<(String, String, Vec<String>, String)> = if summary["checks"].is_array() {
-        summary["checks"]
-            .as_array()
-            .into_iter()
-            .flatten()
+    let result = RunResult::of(run, result).ok()?;
+    let meta = &result.meta;
+    // What `chaos report` wrote of the run, when it was rendered; else result.json's own words.
+    let summary = read_inside(run, REPORT)
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|mut v| {
+            redact_value(&mut v);
+            serde_json::from_value::<ReportSummary>(v).ok()
+        });
+    let checks: Vec<(String, String, Vec<String>, String)> = match &summary {
+        Some(s) => s
+            .checks
+            .iter()
             .map(|c| {
                 (
-                    show(&c["name"]),
-                    show(&c["verdict"]),
-                    c["sentences"]
-                        .as_array()
-                        .map(|s| s.iter().map(show).collect())
-                        .unwrap_or_default(),
-                    show(&c["summary"]),
+                    c.name.clone(),
+                    c.verdict.clone(),
+                    c.sentences.clone(),
+                    c.summary.clone(),
                 )
             })
-            .collect()
-    } else {
-        result["checks"]
-            .as_array()
-            .into_iter()
-            .flatten()
+            .collect(),
+        None => result
+            .checks
+            .iter()
             .map(|c| {
                 (
-                    show(&c["name"]),
-                    show(&c["verdict"]),
-                    vec![show(&c["summary"])],
-                    show(&c["summary"]),
+                    c.name.clone(),
+                    c.verdict.as_str().to_string(),
+                    vec![c.summary.clone()],
+                    c.summary.clone(),
                 )
             })
-            .collect()
+            .collect(),
     };
-    let headline = summary["headline"]
-        .as_str()
-        .map(str::to_string)
+    let headline = summary
+        .as_ref()
+        .and_then(|s| s.headline.clone())
         .or_else(|| {
             checks
                 .iter()
                 .find(|c| c.1 != "ok")
                 .map(|c| c.2.first().cloned().unwrap_or_default())
         })
-        .or_else(|| result["error"].as_str().map(str::to_string))
+        .or_else(|| result.error.clone())
         .unwrap_or_default();
     let rel = run.strip_prefix(dir).ok()?;
     Some(Entry {
@@ -149,19 +147,20 @@ fn entry(dir: &Path, run: &Path) -> Option<Entry> {
         scenario: shown(&meta.scenario),
         started: shown(&meta.started),
         seed: shown(&meta.seed),
-        verdict: show(&result["verdict"]),
+        verdict: result.verdict.word().to_string(),
         duration_s: meta.duration_s.unwrap_or(0.0),
-        operations: summary["operations"]
-            .as_u64()
-            .or(result["stats"]["operations"].as_u64()),
+        operations: summary
+            .as_ref()
+            .and_then(|s| s.operations)
+            .or(result.stats.as_ref().map(|s| s.operations)),
         headline,
         checks,
         command: shown(&meta.command),
-        error: result["error"].as_str().map(str::to_string),
+        error: result.error.clone(),
         has_page: run.join("index.html").is_file(),
-        expect: meta.expect,
-        confirmation: result["confirmation"].as_str().map(str::to_string),
-        preconditions: super::preconditions(&result),
+        expect: meta.expect.clone(),
+        confirmation: result.confirmation.map(|c| c.key().to_string()),
+        preconditions: super::preconditions(result.preconditions.as_deref()),
         class: crate::rates::Class::of_result(&result),
         build: Build::of_run(run),
     })
@@ -360,11 +359,11 @@ pub fn render_index(dir: &Path) -> Result<Vec<Entry>> {
 
 /// How the runs of one run folder's scenario (on its build) ended, over the run folders beside
 /// it (a scenario's runs land in one folder, as the index lists them): None with no other run.
-pub fn sibling_tally(run_dir: &Path, result: &Value) -> Option<crate::rates::Tally> {
+pub fn sibling_tally(run_dir: &Path, result: &RunResult) -> Option<crate::rates::Tally> {
     let parent = run_dir.parent()?;
     let build = Build::of_run;
     let own_build = build(run_dir);
-    let scenario = RunMeta::of(result).scenario;
+    let scenario = &result.meta.scenario;
     let mut tally = crate::rates::Tally::default();
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent)
         .ok()?
@@ -374,16 +373,15 @@ pub fn sibling_tally(run_dir: &Path, result: &Value) -> Option<crate::rates::Tal
         .collect();
     dirs.sort();
     for dir in dirs {
-        let Ok(r) = crate::run_folder::read_object(&dir, "result.json") else {
+        let Ok(r) = RunResult::read(&dir) else {
             continue;
         };
-        let meta = RunMeta::of(&r);
-        if meta.scenario != scenario || build(&dir) != own_build {
+        if &r.meta.scenario != scenario || build(&dir) != own_build {
             continue;
         }
         tally.add(
             crate::rates::Class::of_result(&r),
-            meta.duration_s.unwrap_or(0.0),
+            r.meta.duration_s.unwrap_or(0.0),
         );
     }
     (tally.runs > 1).then_some(tally)

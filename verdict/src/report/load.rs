@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use crate::error::{HarnessError, Result};
 pub use crate::redact::{redact, redact_value};
-use crate::run_folder::{parse_faults, read, FaultEvent, RunMeta, ShrinkSummary, FAULTS, HISTORY};
+use crate::run_folder::{
+    parse_faults, read, FaultEvent, RunResult, ShrinkSummary, FAULTS, HISTORY, RESULT,
+};
 pub use crate::run_folder::{parse_log, Clock, LogLine};
 
 /// OpStatus of an operation.
@@ -96,9 +98,8 @@ pub struct RunFolder {
     pub dir: PathBuf,
     /// The time base every time on the page counts from.
     pub clock: Clock,
-    pub result: Value,
-    /// What the run was (result.json's top level, redacted).
-    pub meta: RunMeta,
+    /// result.json, redacted; what the run was is its `meta`.
+    pub result: RunResult,
     pub scenario: String,
     pub ops: Vec<Op>,
     pub faults: Vec<FaultEvent>,
@@ -126,8 +127,19 @@ pub fn load(dir: &Path) -> Result<RunFolder> {
     if !dir.is_dir() {
         return Err(bad(dir, "not a run folder (no such directory)"));
     }
-    let mut result = crate::run_folder::read_object(dir, "result.json")?;
+    let mut result = crate::run_folder::read_object(dir, RESULT)?;
     redact_value(&mut result);
+    // Every result.json a run writes names its scenario and verdict (an interrupted run's
+    // too): without them the page would be about "nil".
+    for field in ["scenario", "verdict"] {
+        if !result[field].is_string() {
+            return Err(bad(
+                &dir.join(RESULT),
+                format!("no `{field}` (text): not the result.json of a chaos run"),
+            ));
+        }
+    }
+    let result = RunResult::of(dir, result)?;
     let mut unread = Vec::new();
     let scenario = noting(
         &mut unread,
@@ -146,12 +158,10 @@ pub fn load(dir: &Path) -> Result<RunFolder> {
         .map(FaultEvent::redacted)
         .collect();
     let logs = read_logs(dir);
-    let meta = RunMeta::of(&result);
     Ok(RunFolder {
         dir: dir.to_path_buf(),
-        clock: Clock::of_meta(&meta, ops.iter().map(|o| o.invoke).min()),
+        clock: Clock::of_meta(&result.meta, ops.iter().map(|o| o.invoke).min()),
         result,
-        meta,
         scenario,
         ops,
         faults,

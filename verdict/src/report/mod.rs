@@ -18,10 +18,9 @@ pub mod violations;
 
 use std::path::Path;
 
-use serde_json::{json, Value};
-
 use crate::error::{HarnessError, Result};
-use load::{show, shown};
+use crate::run_folder::{CheckInWords, Comparison, Reached, ReportSummary, COMPARE, REPORT};
+use load::shown;
 
 pub use index::render_index;
 
@@ -30,7 +29,7 @@ pub struct Rendered {
     pub html: String,
     pub junit: String,
     /// report.json: verdict sentences and counts, for the index.
-    pub summary: Value,
+    pub summary: ReportSummary,
     /// summary.md: the run in a few lines of Markdown, for a bug tracker.
     pub markdown: String,
     /// One line for stdout.
@@ -43,23 +42,10 @@ pub struct Rendered {
 /// Renders a run folder without writing anything.
 pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
     let run = load::load(run_dir)?;
-    // Every result.json a run writes names its scenario and verdict (an interrupted run's
-    // too): without them the page would be about "nil".
-    for (field, there) in [
-        ("scenario", run.meta.scenario.is_some()),
-        ("verdict", run.result["verdict"].is_string()),
-    ] {
-        if !there {
-            return Err(HarnessError::BadInput(format!(
-                "{}: no `{field}` (text): not the result.json of a chaos run",
-                run_dir.join("result.json").display()
-            )));
-        }
-    }
     let model = page::model(&run);
     let html = page::render(&model).into_string();
     let r = &run.result;
-    let meta = &run.meta;
+    let meta = &r.meta;
     let folder = run_dir.display().to_string();
     let markdown = summary::run_summary(&model, &folder);
     let checks: Vec<(String, String, Vec<String>, String)> = model
@@ -77,32 +63,28 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
     let cases = junit::RunCases {
         scenario: shown(&meta.scenario),
         seed: shown(&meta.seed),
-        verdict: show(&r["verdict"]),
+        verdict: r.verdict.word().to_string(),
         folder: folder.clone(),
         command: shown(&meta.command),
         duration_s: meta.duration_s.unwrap_or(0.0),
         checks: checks.clone(),
-        error: r["error"].as_str().map(str::to_string),
+        error: r.error.clone(),
         expect: meta.expect.clone(),
-        confirmation: r["confirmation"].as_str().map(str::to_string),
-        preconditions: preconditions(r),
+        confirmation: r.confirmation.map(|c| c.key().to_string()),
+        preconditions: preconditions(r.preconditions.as_deref()),
     };
     let junit = junit::junit(std::slice::from_ref(&cases), false)?;
-    let headline =
-        page::headline(&model.checks).or_else(|| r["error"].as_str().map(str::to_string));
+    let headline = page::headline(&model.checks).or_else(|| r.error.clone());
     // "3/4 fault steps applied", when the run planned any.
-    let steps = steps_applied(r)
+    let steps = r
+        .steps_applied()
         .map(|(applied, total)| format!(", {applied}/{total} fault steps applied"))
         .unwrap_or_default();
     // "illegal, confirmed", "ok, not reached: every-om-restarted".
-    let confirmation = match r["confirmation"].as_str() {
-        Some(word) => {
-            let unreached: Vec<String> = preconditions(r)
-                .into_iter()
-                .filter(|p| !p.1)
-                .map(|p| p.0)
-                .collect();
-            let word = word.replace('-', " ");
+    let confirmation = match r.confirmation {
+        Some(c) => {
+            let unreached: Vec<&str> = r.unreached().map(|p| p.name.as_str()).collect();
+            let word = c.key().replace('-', " ");
             if unreached.is_empty() {
                 format!(", {word}")
             } else {
@@ -114,7 +96,7 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
     let line = format!(
         "{}: {}{confirmation} (seed {}, {} ops{steps}, {:.1} s){} {}",
         shown(&meta.scenario),
-        show(&r["verdict"]),
+        r.verdict.word(),
         shown(&meta.seed),
         run.ops.len(),
         meta.duration_s.unwrap_or(0.0),
@@ -124,23 +106,31 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
             .unwrap_or_default(),
         folder
     );
-    let summary = json!({
-        "scenario": meta.scenario,
-        "seed": meta.seed,
-        "verdict": r["verdict"],
-        "started": meta.started,
-        "duration_s": meta.duration_s,
-        "system": meta.system,
-        "command": meta.command,
-        "operations": run.ops.len(),
-        "faults": model.windows.len(),
-        "headline": headline,
-        "checks": checks.iter().map(|(n, v, s, d)| json!({"name": n, "verdict": v, "sentences": s, "summary": d})).collect::<Vec<_>>(),
-        "error": r["error"],
-        "confirmation": r["confirmation"],
-        "confirmation_sentence": r["confirmation_sentence"],
-        "preconditions": r["preconditions"],
-    });
+    let summary = ReportSummary {
+        scenario: meta.scenario.clone(),
+        seed: meta.seed,
+        verdict: Some(r.verdict),
+        started: meta.started.clone(),
+        duration_s: meta.duration_s,
+        system: meta.system.clone(),
+        command: meta.command.clone(),
+        operations: Some(run.ops.len()),
+        faults: model.windows.len(),
+        headline,
+        checks: checks
+            .into_iter()
+            .map(|(name, verdict, sentences, summary)| CheckInWords {
+                name,
+                verdict,
+                sentences,
+                summary,
+            })
+            .collect(),
+        error: r.error.clone(),
+        confirmation: r.confirmation,
+        confirmation_sentence: r.confirmation_sentence.clone(),
+        preconditions: r.preconditions.clone(),
+    };
     let mut notes = run.unread.clone();
     if !run.bad_lines.is_empty() {
         notes.push(format!(
@@ -159,18 +149,11 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
 }
 
 /// result.json's preconditions as (name, reached, evidence).
-pub fn preconditions(result: &Value) -> Vec<(String, bool, String)> {
-    result["preconditions"]
-        .as_array()
+pub fn preconditions(reached: Option<&[Reached]>) -> Vec<(String, bool, String)> {
+    reached
         .into_iter()
         .flatten()
-        .map(|p| {
-            (
-                show(&p["name"]),
-                p["reached"].as_bool().unwrap_or(false),
-                show(&p["evidence"]),
-            )
-        })
+        .map(|p| (p.name.clone(), p.reached, p.evidence.clone()))
         .collect()
 }
 
@@ -187,12 +170,9 @@ pub fn render(run_dir: &Path) -> Result<String> {
     write("index.html", out.html.as_bytes())?;
     write("summary.md", out.markdown.as_bytes())?;
     write("junit.xml", out.junit.as_bytes())?;
-    write(
-        "report.json",
-        serde_json::to_string_pretty(&out.summary)
-            .unwrap_or_default()
-            .as_bytes(),
-    )?;
+    out.summary
+        .write(run_dir)
+        .map_err(|e| HarnessError::infra(format!("cannot write {REPORT}: {e}")))?;
     Ok(out.line)
 }
 
@@ -201,8 +181,8 @@ pub fn render(run_dir: &Path) -> Result<String> {
 pub fn summary_of(dir: &Path) -> Result<String> {
     // A comparison folder; one whose compare.json is there but cannot be read is refused,
     // with the reason, not taken for a run folder.
-    if std::fs::symlink_metadata(dir.join("compare.json")).is_ok() {
-        let record = crate::run_folder::read_object(dir, "compare.json")?;
+    if std::fs::symlink_metadata(dir.join(COMPARE)).is_ok() {
+        let record = Comparison::read(dir)?;
         let markdown = summary::comparison(dir, &record);
         std::fs::write(dir.join("summary.md"), &markdown)
             .map_err(|e| HarnessError::infra(format!("cannot write summary.md: {e}")))?;
@@ -211,14 +191,4 @@ pub fn summary_of(dir: &Path) -> Result<String> {
     render(dir)?;
     load::read_inside(dir, "summary.md")
         .ok_or_else(|| HarnessError::infra(format!("{}: no summary.md", dir.display())))
-}
-
-/// (applied, planned) fault steps, from the "faults applied" check, when the run planned any.
-pub(crate) fn steps_applied(result: &Value) -> Option<(Value, Value)> {
-    result["checks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["check"] == "faults")
-        .map(|c| (c["detail"]["applied"].clone(), c["detail"]["total"].clone()))
 }

@@ -13,7 +13,7 @@ use super::violations::{self, short_id, CheckView, Retried, Violation};
 use crate::faults::kinds::Action;
 use crate::faults::log::{self as fault_log, Window};
 use crate::rates::{Class, Tally};
-use crate::run_folder::{FaultEvent, Phase};
+use crate::run_folder::{Confirmation, FaultEvent, Phase};
 use crate::run_folder::{ShrinkSummary, ShrunkSchedule};
 
 pub const CSS: &str = include_str!("report.css");
@@ -110,9 +110,8 @@ fn ms(v: f64) -> String {
 }
 
 pub fn render(m: &Model) -> Markup {
-    let r = &m.run.result;
-    let verdict = show(&r["verdict"]);
-    let meta = &m.run.meta;
+    let verdict = m.run.result.verdict.word();
+    let meta = &m.run.result.meta;
     let scenario = shown(&meta.scenario);
     html! {
         (DOCTYPE)
@@ -122,7 +121,7 @@ pub fn render(m: &Model) -> Markup {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 link rel="icon" href="data:,";
                 meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'none'";
-                title { (scenario) " seed " (shown(&meta.seed)) ": " (verdict_words(&verdict)) " — chaos" }
+                title { (scenario) " seed " (shown(&meta.seed)) ": " (verdict_words(verdict)) " — chaos" }
                 style { (PreEscaped(CSS)) }
             }
             body {
@@ -139,7 +138,7 @@ pub fn render(m: &Model) -> Markup {
                     a.up href="../../index.html" { "All runs" }
                 }
                 main {
-                    (summary(m, &verdict, &scenario))
+                    (summary(m, verdict, &scenario))
                     (timeline(m))
                     @if !m.violations.is_empty() { (violations_section(m)) }
                     (latency(m))
@@ -171,9 +170,9 @@ pub fn render(m: &Model) -> Markup {
 /// The page's first sentence: what the run found, in words.
 pub fn verdict_sentence(m: &Model) -> (String, Option<String>) {
     let r = &m.run.result;
-    let verdict = show(&r["verdict"]);
+    let verdict = r.verdict.word();
     let failing: Vec<&CheckView> = m.checks.iter().filter(|c| c.verdict != "ok").collect();
-    match verdict.as_str() {
+    match verdict {
         "ok" => {
             let names: Vec<&str> = m.checks.iter().map(|c| c.name.as_str()).collect();
             let what = if names.is_empty() {
@@ -181,8 +180,8 @@ pub fn verdict_sentence(m: &Model) -> (String, Option<String>) {
             } else {
                 format!("every check held ({})", names.join(", "))
             };
-            match r["confirmation"].as_str() {
-                Some("not-reached") => (
+            match r.confirmation {
+                Some(Confirmation::NotReached) => (
                     format!("No violation, but the run did not reach the bug's situation: {what}."),
                     None,
                 ),
@@ -208,7 +207,7 @@ pub fn verdict_sentence(m: &Model) -> (String, Option<String>) {
         _ => (
             format!(
                 "Not checked: {}",
-                r["error"].as_str().unwrap_or("the run did not finish")
+                r.error.as_deref().unwrap_or("the run did not finish")
             ),
             None,
         ),
@@ -230,7 +229,8 @@ fn first_sentence(text: &str) -> (String, String) {
 
 fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
     let r = &m.run.result;
-    let stats = &r["stats"];
+    // Per operation kind, how many ended ok, failed, unknown.
+    let by_kind = r.stats.as_ref().map(|s| &s.by_kind);
     let mut outcomes: BTreeMap<OpStatus, usize> = BTreeMap::new();
     for o in &m.run.ops {
         *outcomes.entry(o.outcome).or_default() += 1;
@@ -241,17 +241,18 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
         .iter()
         .filter(|f| f.phase != Phase::Ready && !f.ok())
         .count();
-    let steps = super::steps_applied(r)
+    let steps = r
+        .steps_applied()
         .map(|(applied, total)| format!("{applied} of {total} steps applied: "));
     // With `reached:`, what the verdict says of the bug: a pass that did not reach the bug's
     // situation is no pass (the run exited 2).
-    let confirmation = r["confirmation"].as_str();
+    let confirmation = r.confirmation.map(Confirmation::key);
     let border = match confirmation {
         Some("not-reached") => "unknown",
         _ => verdict,
     };
     let (sentence, anchor) = verdict_sentence(m);
-    let meta = &m.run.meta;
+    let meta = &m.run.result.meta;
     let description = meta.description.as_deref().map(first_sentence);
     let workload_at = m.clock.t0 as f64 / 1e9;
     html! {
@@ -284,7 +285,7 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                         }
                     }
                 }
-                @if let Some(e) = r["error"].as_str() {
+                @if let Some(e) = &r.error {
                     li { (badge(verdict)) " " strong { "not checked" } ": " span.sentence { (e) } }
                 }
                 @if !m.run.bad_lines.is_empty() {
@@ -297,13 +298,13 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
             @if confirmation.is_some() || m.rate.is_some() {
                 div.confirm {
                     h3 { "Confirmation" }
-                    @if let Some(sentence) = r["confirmation_sentence"].as_str() { p { strong { (capitalize(sentence)) } "." } }
+                    @if let Some(sentence) = &r.confirmation_sentence { p { strong { (capitalize(sentence)) } "." } }
                     @if let Some(t) = &m.rate {
                         p #rate { "Over this scenario's " (t.runs) " runs in this folder: "
                             (super::index::rate_words(t, Class::of_result(r))) "." }
                     }
                     ul.checks {
-                        @for (name, reached, evidence) in super::preconditions(r) {
+                        @for (name, reached, evidence) in super::preconditions(r.preconditions.as_deref()) {
                             li {
                                 @if reached { span.badge.v-ok { "reached" } } @else { span.badge.v-unknown { "not reached" } }
                                 " " strong { (name) } ": " span.sentence { (evidence) }
@@ -340,11 +341,12 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                         span.o-info { (outcomes.get(&OpStatus::Info).copied().unwrap_or(0)) " unknown (info)" }
                     }
                     dt { "by kind" } dd {
-                        @for (i, (f, c)) in stats["by_kind"].as_object().into_iter().flatten().enumerate() {
+                        @for (i, (f, c)) in by_kind.into_iter().flatten().enumerate() {
                             @if i > 0 { " · " }
-                            (f) " " (c["ok"].as_u64().unwrap_or(0)) "/" (c["fail"].as_u64().unwrap_or(0)) "/" (c["info"].as_u64().unwrap_or(0))
+                            @let count = |outcome: &str| c.get(outcome).copied().unwrap_or(0);
+                            (f) " " (count("ok")) "/" (count("fail")) "/" (count("info"))
                         }
-                        @if stats["by_kind"].as_object().is_some() { span.muted { " (ok/fail/info)" } }
+                        @if by_kind.is_some() { span.muted { " (ok/fail/info)" } }
                     }
                     dt { "duration" } dd { (format!("{:.1} s", meta.duration_s.unwrap_or(m.end as f64 / 1e9))) ", of which the workload and final reads " (format!("{:.1} s", m.clock.s(m.end).max(0.0))) }
                 }

@@ -7,15 +7,13 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde_json::Value;
-
 use super::analyze;
-use super::load::{show, shown};
+use super::load::shown;
 use super::page::{verdict_sentence, Model};
 use super::violations::Violation;
 use crate::faults::log::fault_label;
-use crate::rates::{share, Class, Tally};
-use crate::run_folder::Phase;
+use crate::rates::{share, Class};
+use crate::run_folder::{Comparison, Phase};
 
 /// Log lines quoted under a witness.
 const QUOTED: usize = 6;
@@ -135,23 +133,22 @@ fn fault_lines(m: &Model) -> Vec<String> {
 /// One run in Markdown. `folder`: where the full report is, as the reader should be told.
 pub fn run_summary(m: &Model, folder: &str) -> String {
     let r = &m.run.result;
-    let meta = &m.run.meta;
+    let meta = &m.run.result.meta;
     let mut s = String::new();
-    let verdict = show(&r["verdict"]);
+    let verdict = r.verdict.word();
     let versions: Vec<String> = m.versions.iter().map(|(n, v)| format!("{n} {v}")).collect();
     let _ = writeln!(
         s,
         "### chaos: {} — {}{}\n",
         plain(&shown(&meta.scenario)),
-        match verdict.as_str() {
+        match verdict {
             "ok" => "passed",
             "illegal" => "violation",
             "unknown" => "undecided",
             _ => "not checked",
         },
-        r["confirmation"]
-            .as_str()
-            .map(|c| format!(", {}", c.replace('-', " ")))
+        r.confirmation
+            .map(|c| format!(", {}", c.key().replace('-', " ")))
             .unwrap_or_default()
     );
     let (sentence, _) = verdict_sentence(m);
@@ -173,7 +170,7 @@ pub fn run_summary(m: &Model, folder: &str) -> String {
         shown(&meta.scenario_path.as_ref().map(|p| p.display())),
         shown(&meta.seed)
     );
-    if let Some(c) = r["confirmation_sentence"].as_str() {
+    if let Some(c) = &r.confirmation_sentence {
         let _ = writeln!(s, "- **Confirmation:** {}", plain(c));
     }
     if let Some(t) = &m.rate {
@@ -248,7 +245,7 @@ pub fn run_summary(m: &Model, folder: &str) -> String {
             }
         }
     }
-    let pre = super::preconditions(r);
+    let pre = super::preconditions(r.preconditions.as_deref());
     if !pre.is_empty() {
         let _ = writeln!(s, "\n**Preconditions**\n");
         for (name, reached, evidence) in pre {
@@ -266,33 +263,19 @@ pub fn run_summary(m: &Model, folder: &str) -> String {
 
 /// A comparison (compare.json) in Markdown: the conclusion, each build's rate, and the first
 /// run of each build that showed the bug, in the words of its own summary.
-pub fn comparison(dir: &Path, record: &Value) -> String {
-    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+pub fn comparison(dir: &Path, record: &Comparison) -> String {
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "### chaos compare: {}\n",
-        plain(&text(&record["scenario"]))
-    );
-    let _ = writeln!(s, "{}\n", plain(&text(&record["conclusion"])));
-    let seeds: Vec<String> = record["seeds"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(show)
-        .collect();
+    let _ = writeln!(s, "### chaos compare: {}\n", plain(&record.scenario));
+    let _ = writeln!(s, "{}\n", plain(&record.conclusion));
+    let seeds: Vec<String> = record.seeds.iter().map(u64::to_string).collect();
     let _ = writeln!(
         s,
         "- **Scenario:** `{}`, seeds {}",
-        text(&record["scenario_path"]),
+        record.scenario_path.display(),
         seeds.join(", ")
     );
-    for b in record["builds"].as_array().into_iter().flatten() {
-        let mut t = Tally::default();
-        for run in b["runs"].as_array().into_iter().flatten() {
-            let class: Class = serde_json::from_value(run["class"].clone()).unwrap_or(Class::Error);
-            t.add(class, run["seconds"].as_f64().unwrap_or(0.0));
-        }
+    for b in &record.builds {
+        let t = b.tally();
         let counts: Vec<String> = t
             .counts
             .iter()
@@ -301,35 +284,27 @@ pub fn comparison(dir: &Path, record: &Value) -> String {
         let _ = writeln!(
             s,
             "- **{}** ({}): {}",
-            plain(&text(&b["build"])),
-            b["image"].as_str().unwrap_or("the scenario's image"),
+            plain(&b.build),
+            b.image.as_deref().unwrap_or("the scenario's image"),
             counts.join("; ")
         );
     }
     let _ = writeln!(
         s,
         "- **Reproduce:** `chaos compare {} --seeds {}` with the same builds",
-        text(&record["scenario_path"]),
+        record.scenario_path.display(),
         seeds.join(",")
     );
     let _ = writeln!(s, "- **Full report:** {}/index.html", dir.display());
-    for b in record["builds"].as_array().into_iter().flatten() {
-        let failing = b["runs"].as_array().into_iter().flatten().find(|r| {
-            let class: Class = serde_json::from_value(r["class"].clone()).unwrap_or(Class::Error);
-            class.counts_as("violation")
-        });
+    for b in &record.builds {
+        let failing = b.runs.iter().find(|r| r.class.counts_as("violation"));
         let Some(run) = failing else { continue };
-        let folder = dir.join(text(&run["folder"]));
+        let folder = dir.join(&run.folder);
         let Ok(loaded) = super::load::load(&folder) else {
             continue;
         };
         let m = super::page::model(&loaded);
-        let _ = writeln!(
-            s,
-            "\n#### On {} (seed {})\n",
-            plain(&text(&b["build"])),
-            show(&run["seed"])
-        );
+        let _ = writeln!(s, "\n#### On {} (seed {})\n", plain(&b.build), run.seed);
         let body = run_summary(&m, &folder.display().to_string());
         // Its own heading left out: the build's heading stands for it.
         let body = body

@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::load::{show, Clock, Op, OpStatus, RunFolder};
-use crate::checks::witness::{self, OpRef, Witness};
+use crate::checks::witness::{OpRef, Witness};
+use crate::run_folder::CheckResult;
+use checker::Verdict;
 
 /// One check as the summary shows it.
 pub struct CheckView {
@@ -240,7 +242,7 @@ struct Findings<'a> {
     by_key: &'a BTreeMap<String, Vec<usize>>,
     index: usize,
     name: String,
-    check: &'a Value,
+    check: &'a CheckResult,
     sentences: Vec<Sentence>,
     violations: &'a mut Vec<Violation>,
 }
@@ -263,7 +265,7 @@ impl Findings<'_> {
         let ops = &self.run.ops;
         let clock = self.run.clock;
         let check = self.check;
-        for p in check["detail"]["partitions"]
+        for p in check.figures()["partitions"]
             .as_array()
             .into_iter()
             .flatten()
@@ -349,7 +351,7 @@ impl Findings<'_> {
             self.next_anchor(),
             &self.name,
             text,
-            show(&self.check["summary"]),
+            self.check.summary.clone(),
         );
         v.lost_rows = rows;
         self.push(v);
@@ -359,7 +361,7 @@ impl Findings<'_> {
     fn retries(&mut self) {
         let check = self.check;
         let clock = self.run.clock;
-        let mut rows: Vec<Retried> = check["detail"]["duplicates"]
+        let mut rows: Vec<Retried> = check.figures()["duplicates"]
             .as_array()
             .into_iter()
             .flatten()
@@ -401,12 +403,8 @@ impl Findings<'_> {
                 .map(|n| format!(" by {n}"))
                 .unwrap_or_default(),
         );
-        let mut v = Violation::without_key(
-            self.next_anchor(),
-            &self.name,
-            text,
-            show(&check["summary"]),
-        );
+        let mut v =
+            Violation::without_key(self.next_anchor(), &self.name, text, check.summary.clone());
         v.key = d.key.clone();
         v.retried = rows;
         self.push(v);
@@ -415,13 +413,13 @@ impl Findings<'_> {
     /// The one sentence of a check that found nothing to show.
     fn verdict_in_words(&self) -> String {
         let check = self.check;
-        let detail = &check["detail"];
-        let model = check["model"].as_str().unwrap_or("");
-        match check["verdict"].as_str().unwrap_or("") {
+        let detail = check.figures();
+        let model = check.model.as_deref().unwrap_or("");
+        match check.verdict {
             // Checks other than linearizability (durable, fencing, conditional-writes,
             // converge) say what held in their own summary.
-            "ok" if detail["operations"].is_null() => show(&check["summary"]),
-            "ok" => {
+            Verdict::Ok if detail["operations"].is_null() => check.summary.clone(),
+            Verdict::Ok => {
                 let keys = detail["partitions"].as_array().map_or(0, Vec::len);
                 format!(
                     "all {} operations{} can be put in one order that agrees with real time and the {} model",
@@ -430,8 +428,8 @@ impl Findings<'_> {
                     if model.is_empty() { "checked" } else { model }
                 )
             }
-            "unknown" => format!("could not decide: {}", show(&check["summary"])),
-            _ => show(&check["summary"]),
+            Verdict::Unknown => format!("could not decide: {}", check.summary),
+            Verdict::Illegal => check.summary.clone(),
         }
     }
 }
@@ -470,24 +468,19 @@ pub fn violations_and_checks(run: &RunFolder) -> (Vec<CheckView>, Vec<Violation>
     }
     let mut checks = Vec::new();
     let mut violations = Vec::new();
-    for (index, check) in run.result["checks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let witnesses = witness::read(check);
+    for (index, check) in run.result.checks.iter().enumerate() {
+        let witnesses = check.witnesses();
         let mut findings = Findings {
             run,
             by_key: &by_key,
             index,
-            name: show(&check["name"]),
+            name: check.name.clone(),
             check,
             sentences: Vec::new(),
             violations: &mut violations,
         };
-        findings.linearizability(&witnesses);
-        findings.durability(&witnesses);
+        findings.linearizability(witnesses);
+        findings.durability(witnesses);
         findings.retries();
         if findings.sentences.is_empty() {
             let text = findings.verdict_in_words();
@@ -495,9 +488,9 @@ pub fn violations_and_checks(run: &RunFolder) -> (Vec<CheckView>, Vec<Violation>
         }
         checks.push(CheckView {
             name: findings.name,
-            verdict: show(&check["verdict"]),
+            verdict: check.verdict.as_str().to_string(),
             sentences: findings.sentences,
-            summary: show(&check["summary"]),
+            summary: check.summary.clone(),
         });
     }
     (checks, violations)
@@ -688,7 +681,11 @@ mod tests {
         let stale = resolve(&ops, Some(&w)).stale.unwrap();
         assert_eq!((stale.read, stale.newer), (2, 1));
         // Through result.json and back.
-        let check = json!({ "witnesses": [w] });
-        assert_eq!(witness::read(&check), vec![w]);
+        let check: CheckResult = serde_json::from_value(json!({
+            "name": "n", "check": "linearizable", "verdict": "illegal", "summary": "s",
+            "witnesses": [w]
+        }))
+        .unwrap();
+        assert_eq!(check.witnesses(), [w]);
     }
 }
