@@ -75,8 +75,7 @@ pub struct ComparedRun {
 impl Comparison {
     /// Writes compare.json into the comparison folder.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        let value = serde_json::to_value(self).map_err(std::io::Error::other)?;
-        super::write_json(dir, COMPARE, &value)
+        super::write_sorted(dir, COMPARE, self)
     }
 
     /// A comparison folder's compare.json, or why it cannot be read.

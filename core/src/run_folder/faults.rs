@@ -93,7 +93,29 @@ pub struct FaultEvent {
     pub offset: Option<String>,
 }
 
+/// An `exited` effect's detail: a node whose program exited though no fault took it down.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NodeExit {
+    pub exit_code: i64,
+    /// Docker's FinishedAt (RFC 3339).
+    pub finished_at: String,
+    /// The last error lines of its log, the one that says it is going down first if any.
+    pub last_errors: Vec<String>,
+}
+
 impl FaultEvent {
+    /// Its detail read as the type its kind writes (None: none, or not of that shape).
+    pub fn detail_as<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        serde_json::from_value(self.detail.clone()?).ok()
+    }
+
+    /// The same event with its detail.
+    pub fn with_detail(mut self, detail: &impl Serialize) -> Self {
+        self.detail = serde_json::to_value(detail).ok();
+        self
+    }
+
     /// An event of no step that happened at `time` to `node` (an effect, a final heal).
     pub fn at(time: u64, action: String, phase: Phase, node: String, outcome: String) -> Self {
         FaultEvent {

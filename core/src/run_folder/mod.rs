@@ -32,7 +32,9 @@ mod witness;
 pub use build::{Build, BUILD};
 pub use compare::{ComparedBuild, ComparedRun, Comparison, COMPARE};
 pub use converge::{Converged, Lookups, CONVERGE};
-pub use faults::{parse_faults, read_faults, FaultEvent, FaultLog, Grudge, Phase, FAULTS};
+pub use faults::{
+    parse_faults, read_faults, FaultEvent, FaultLog, Grudge, NodeExit, Phase, FAULTS,
+};
 pub use fencing::{read_fencing, FencingLine, FencingLog, Probe, FENCING, PROBE};
 pub use history::{read_history, read_history_lenient, HistoryLog, HISTORY};
 pub use meta::{Attach, RunMeta, RESULT};
@@ -298,6 +300,13 @@ pub fn write_json<T: serde::Serialize + ?Sized>(
 ) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
     std::fs::write(dir.join(rel), text)
+}
+
+/// [`write_json`] through a JSON value, so the keys come out in order of their names at every
+/// level (result.json, report.json and compare.json always had them so).
+fn write_sorted<T: serde::Serialize>(dir: &Path, rel: &str, value: &T) -> std::io::Result<()> {
+    let value = serde_json::to_value(value).map_err(std::io::Error::other)?;
+    write_json(dir, rel, &value)
 }
 
 /// A field that does not read as its type reads as absent (`deserialize_with`), as it did for

@@ -58,8 +58,7 @@ pub struct CheckInWords {
 impl ReportSummary {
     /// Writes report.json into the run folder.
     pub fn write(&self, run_dir: &Path) -> std::io::Result<()> {
-        let value = serde_json::to_value(self).map_err(std::io::Error::other)?;
-        super::write_json(run_dir, REPORT, &value)
+        super::write_sorted(run_dir, REPORT, self)
     }
 
     /// A run folder's report.json, or why it cannot be read.

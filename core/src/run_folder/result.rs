@@ -90,8 +90,7 @@ impl RunResult {
 
     /// Writes result.json (pretty JSON, keys in order of their names).
     pub fn write(&self, run_dir: &Path) -> std::io::Result<()> {
-        let value = serde_json::to_value(self).map_err(std::io::Error::other)?;
-        super::write_json(run_dir, RESULT, &value)
+        super::write_sorted(run_dir, RESULT, self)
     }
 
     /// A run folder's result.json, or why it cannot be read.

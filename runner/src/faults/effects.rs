@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::FaultEngine;
-use crate::run_folder::{FaultEvent, Phase};
+use crate::run_folder::{FaultEvent, NodeExit, Phase};
 use crate::scenario::LoadedScenario;
 
 impl FaultEngine {
@@ -20,16 +20,14 @@ impl FaultEngine {
     ) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
             while let Some(event) = proxy_events.recv().await {
-                self.record(FaultEvent {
-                    detail: serde_json::to_value(&event).ok(),
-                    ..FaultEvent::at(
-                        self.recorder.now(),
-                        event.fault.into(),
-                        Phase::Effect,
-                        event.node.clone(),
-                        "request applied, reply dropped".into(),
-                    )
-                });
+                let effect = FaultEvent::at(
+                    self.recorder.now(),
+                    event.fault.into(),
+                    Phase::Effect,
+                    event.node.clone(),
+                    "request applied, reply dropped".into(),
+                );
+                self.record(effect.with_detail(&event));
             }
         })
     }
@@ -106,20 +104,18 @@ impl FaultEngine {
             .unwrap_or_else(|_| self.recorder.now());
             let log = std::fs::read_to_string(logs_dir.join(format!("{}.log", exit.node)))
                 .unwrap_or_default();
-            self.record(FaultEvent {
-                detail: Some(json!({
-                    "exit_code": exit.exit_code,
-                    "finished_at": exit.finished_at,
-                    "last_errors": last_errors(&log),
-                })),
-                ..FaultEvent::at(
-                    time,
-                    "exited".into(),
-                    Phase::Effect,
-                    exit.node.clone(),
-                    format!("exited by itself (exit code {})", exit.exit_code),
-                )
-            });
+            let event = FaultEvent::at(
+                time,
+                "exited".into(),
+                Phase::Effect,
+                exit.node.clone(),
+                format!("exited by itself (exit code {})", exit.exit_code),
+            );
+            self.record(event.with_detail(&NodeExit {
+                exit_code: exit.exit_code,
+                finished_at: exit.finished_at.clone(),
+                last_errors: last_errors(&log),
+            }));
         }
     }
 

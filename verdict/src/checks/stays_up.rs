@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use checker::Verdict;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::kind::{Check, Inputs};
 use crate::error::Result;
-use crate::run_folder::{parse_faults, CheckResult, Clock, FaultEvent, FAULTS};
+use crate::run_folder::{parse_faults, CheckResult, Clock, FaultEvent, NodeExit, FAULTS};
 use crate::scenario::CheckSpec;
 
 pub struct StaysUp;
@@ -68,17 +68,13 @@ pub fn check(run_dir: &Path, clock: Clock) -> CheckResult {
     let sentences: Vec<String> = exits
         .iter()
         .map(|f| {
-            let detail = f.detail.clone().unwrap_or_default();
+            let exit = f.detail_as::<NodeExit>();
             // The line that says it is going down, else the last error.
-            let errors: Vec<String> = detail["last_errors"]
-                .as_array()
-                .map(|l| {
-                    l.iter()
-                        .filter_map(Value::as_str)
-                        .map(|l| rebase_log_line(l, clock))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let errors: Vec<String> = exit
+                .iter()
+                .flat_map(|e| &e.last_errors)
+                .map(|l| rebase_log_line(l, clock))
+                .collect();
             let why = match errors.iter().position(|l| l.contains("Terminating")) {
                 // The Terminating line and the exception after it.
                 Some(i) => errors[i..errors.len().min(i + 2)].join(" "),
@@ -88,7 +84,7 @@ pub fn check(run_dir: &Path, clock: Clock) -> CheckResult {
                 "{} exited by itself at {} (exit code {}): {}",
                 f.targets.first().map_or("?", String::as_str),
                 clock.at(f.time),
-                detail["exit_code"],
+                exit.map_or_else(|| "unknown".to_string(), |e| e.exit_code.to_string()),
                 why.trim()
             )
         })
