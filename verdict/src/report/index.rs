@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::junit::{self, RunCases};
 use super::load::{read_inside, redact_value, shown};
 use crate::error::{HarnessError, Result};
-use crate::run_folder::{Build, ReportSummary, RunResult, REPORT, RESULT};
+use crate::run_folder::{Build, CheckInWords, Reached, ReportSummary, RunResult, REPORT, RESULT};
 
 /// One row of the index.
 #[derive(Clone, Debug)]
@@ -24,14 +24,14 @@ pub struct Entry {
     pub duration_s: f64,
     pub operations: Option<usize>,
     pub headline: String,
-    pub checks: Vec<(String, String, Vec<String>, String)>,
+    pub checks: Vec<CheckInWords>,
     pub command: String,
     pub error: Option<String>,
     pub has_page: bool,
     /// What the suite expected of the run (`fail` for a known-bad control), if it ran in one.
     pub expect: Option<String>,
     pub confirmation: Option<String>,
-    pub preconditions: Vec<(String, bool, String)>,
+    pub preconditions: Vec<Reached>,
     /// What the run ended as, for the rates over a scenario's runs.
     pub class: crate::rates::Class,
     /// The build a comparison played it on (build.json), if any: rates count each build apart.
@@ -104,29 +104,16 @@ fn entry(dir: &Path, run: &Path) -> Option<Entry> {
             redact_value(&mut v);
             serde_json::from_value::<ReportSummary>(v).ok()
         });
-    let checks: Vec<(String, String, Vec<String>, String)> = match &summary {
-        Some(s) => s
-            .checks
-            .iter()
-            .map(|c| {
-                (
-                    c.name.clone(),
-                    c.verdict.clone(),
-                    c.sentences.clone(),
-                    c.summary.clone(),
-                )
-            })
-            .collect(),
+    let checks: Vec<CheckInWords> = match &summary {
+        Some(s) => s.checks.clone(),
         None => result
             .checks
             .iter()
-            .map(|c| {
-                (
-                    c.name.clone(),
-                    c.verdict.as_str().to_string(),
-                    vec![c.summary.clone()],
-                    c.summary.clone(),
-                )
+            .map(|c| CheckInWords {
+                name: c.name.clone(),
+                verdict: c.verdict.as_str().to_string(),
+                sentences: vec![c.summary.clone()],
+                summary: c.summary.clone(),
             })
             .collect(),
     };
@@ -136,8 +123,8 @@ fn entry(dir: &Path, run: &Path) -> Option<Entry> {
         .or_else(|| {
             checks
                 .iter()
-                .find(|c| c.1 != "ok")
-                .map(|c| c.2.first().cloned().unwrap_or_default())
+                .find(|c| c.verdict != "ok")
+                .map(|c| c.sentences.first().cloned().unwrap_or_default())
         })
         .or_else(|| result.error.clone())
         .unwrap_or_default();
@@ -160,7 +147,7 @@ fn entry(dir: &Path, run: &Path) -> Option<Entry> {
         has_page: run.join("index.html").is_file(),
         expect: meta.expect.clone(),
         confirmation: result.confirmation.map(|c| c.key().to_string()),
-        preconditions: super::preconditions(result.preconditions.as_deref()),
+        preconditions: result.preconditions.clone().unwrap_or_default(),
         class: crate::rates::Class::of_result(&result),
         build: Build::of_run(run),
     })
@@ -303,7 +290,7 @@ fn page(entries: &[Entry], comparisons: &[super::comparison::Listed]) -> Markup 
                                     td.num { (e.seed) }
                                     td { span class={"badge v-" (e.verdict)} { (e.verdict) } }
                                     td { (e.confirmation.as_deref().unwrap_or("").replace('-', " "))
-                                        @for p in e.preconditions.iter().filter(|p| !p.1) { br; span.muted title=(p.2) { "not reached: " (p.0) } } }
+                                        @for p in e.preconditions.iter().filter(|p| !p.reached) { br; span.muted title=(p.evidence) { "not reached: " (p.name) } } }
                                     td.num { (format!("{:.1} s", e.duration_s)) }
                                     td.num { (e.operations.map(|o| o.to_string()).unwrap_or_default()) }
                                     td.head { (e.headline) }

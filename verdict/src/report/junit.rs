@@ -4,6 +4,7 @@
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::error::{HarnessError, Result};
+use crate::run_folder::{CheckInWords, Reached};
 
 /// What junit needs of one run.
 #[derive(Clone, Debug)]
@@ -14,8 +15,7 @@ pub struct RunCases {
     pub folder: String,
     pub command: String,
     pub duration_s: f64,
-    /// (check name, verdict, sentences, checker summary)
-    pub checks: Vec<(String, String, Vec<String>, String)>,
+    pub checks: Vec<CheckInWords>,
     /// Why the run was not checked.
     pub error: Option<String>,
     /// What a suite expected of the run: with `fail` (a known-bad control) the violation is the
@@ -24,19 +24,18 @@ pub struct RunCases {
     /// What the verdict confirms of the bug (`confirmed`, `held`, `not-reached`, ...), when the
     /// scenario declares preconditions.
     pub confirmation: Option<String>,
-    /// (name, reached, evidence)
-    pub preconditions: Vec<(String, bool, String)>,
+    pub preconditions: Vec<Reached>,
 }
 
 /// The test case "preconditions reached": a failure of type `not reached` naming each
 /// predicate the run did not reach, with what was seen instead.
 fn preconditions_case(run: &RunCases, seed: &str) -> Option<TestCase> {
     run.confirmation.as_ref()?;
-    let missing: Vec<&(String, bool, String)> = run.preconditions.iter().filter(|p| !p.1).collect();
+    let missing: Vec<&Reached> = run.preconditions.iter().filter(|p| !p.reached).collect();
     let status = if missing.is_empty() {
         TestCaseStatus::success()
     } else {
-        let names: Vec<&str> = missing.iter().map(|p| p.0.as_str()).collect();
+        let names: Vec<&str> = missing.iter().map(|p| p.name.as_str()).collect();
         let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
         s.set_message(format!(
             "not reached: {} ({})",
@@ -47,7 +46,7 @@ fn preconditions_case(run: &RunCases, seed: &str) -> Option<TestCase> {
         .set_description(
             missing
                 .iter()
-                .map(|p| format!("{}: {}", p.0, p.2))
+                .map(|p| format!("{}: {}", p.name, p.evidence))
                 .collect::<Vec<_>>()
                 .join("\n"),
         );
@@ -61,9 +60,9 @@ fn preconditions_case(run: &RunCases, seed: &str) -> Option<TestCase> {
             .map(|p| {
                 format!(
                     "{} {}: {}",
-                    if p.1 { "reached" } else { "NOT reached" },
-                    p.0,
-                    p.2
+                    if p.reached { "reached" } else { "NOT reached" },
+                    p.name,
+                    p.evidence
                 )
             })
             .collect::<Vec<_>>()
@@ -125,8 +124,8 @@ fn cases(run: &RunCases, with_seed: bool) -> Vec<TestCase> {
         let found: Vec<String> = run
             .checks
             .iter()
-            .filter(|c| c.1 == "illegal")
-            .flat_map(|c| c.2.first().cloned())
+            .filter(|c| c.verdict == "illegal")
+            .flat_map(|c| c.sentences.first().cloned())
             .collect();
         let mut c = if run.verdict == "illegal" {
             TestCase::new(name, TestCaseStatus::success())
@@ -162,8 +161,9 @@ fn cases(run: &RunCases, with_seed: bool) -> Vec<TestCase> {
     }
     run.checks
         .iter()
-        .map(|(name, verdict, sentences, summary)| {
-            case(run, format!("{name}{seed}"), verdict, sentences, summary)
+        .map(|c| {
+            let name = format!("{}{seed}", c.name);
+            case(run, name, &c.verdict, &c.sentences, &c.summary)
         })
         .chain(preconditions_case(run, &seed))
         .collect()
@@ -199,12 +199,12 @@ mod tests {
             folder: "etcd-stale-reads/x-s1".into(),
             command: "chaos run scenarios/etcd/stale-reads.yaml --seed 1".into(),
             duration_s: 30.0,
-            checks: vec![(
-                "linearizable".into(),
-                verdict.into(),
-                vec!["a read on key k0 returned 3".into()],
-                "summary".into(),
-            )],
+            checks: vec![CheckInWords {
+                name: "linearizable".into(),
+                verdict: verdict.into(),
+                sentences: vec!["a read on key k0 returned 3".into()],
+                summary: "summary".into(),
+            }],
             error: None,
             expect: expect.map(str::to_string),
             confirmation: None,

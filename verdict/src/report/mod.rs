@@ -19,7 +19,7 @@ pub mod violations;
 use std::path::Path;
 
 use crate::error::{HarnessError, Result};
-use crate::run_folder::{CheckInWords, Comparison, Reached, ReportSummary, COMPARE, REPORT};
+use crate::run_folder::{CheckInWords, Comparison, ReportSummary, COMPARE, REPORT};
 use load::shown;
 
 pub use index::render_index;
@@ -48,16 +48,14 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
     let meta = &r.meta;
     let folder = run_dir.display().to_string();
     let markdown = summary::run_summary(&model, &folder);
-    let checks: Vec<(String, String, Vec<String>, String)> = model
+    let checks: Vec<CheckInWords> = model
         .checks
         .iter()
-        .map(|c| {
-            (
-                c.name.clone(),
-                c.verdict.clone(),
-                c.sentences.iter().map(|s| s.text.clone()).collect(),
-                c.summary.clone(),
-            )
+        .map(|c| CheckInWords {
+            name: c.name.clone(),
+            verdict: c.verdict.clone(),
+            sentences: c.sentences.iter().map(|s| s.text.clone()).collect(),
+            summary: c.summary.clone(),
         })
         .collect();
     let cases = junit::RunCases {
@@ -71,7 +69,7 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         error: r.error.clone(),
         expect: meta.expect.clone(),
         confirmation: r.confirmation.map(|c| c.key().to_string()),
-        preconditions: preconditions(r.preconditions.as_deref()),
+        preconditions: r.preconditions.clone().unwrap_or_default(),
     };
     let junit = junit::junit(std::slice::from_ref(&cases), false)?;
     let headline = page::headline(&model.checks).or_else(|| r.error.clone());
@@ -117,15 +115,7 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         operations: Some(run.ops.len()),
         faults: model.windows.len(),
         headline,
-        checks: checks
-            .into_iter()
-            .map(|(name, verdict, sentences, summary)| CheckInWords {
-                name,
-                verdict,
-                sentences,
-                summary,
-            })
-            .collect(),
+        checks,
         error: r.error.clone(),
         confirmation: r.confirmation,
         confirmation_sentence: r.confirmation_sentence.clone(),
@@ -146,15 +136,6 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         line,
         notes,
     })
-}
-
-/// result.json's preconditions as (name, reached, evidence).
-pub fn preconditions(reached: Option<&[Reached]>) -> Vec<(String, bool, String)> {
-    reached
-        .into_iter()
-        .flatten()
-        .map(|p| (p.name.clone(), p.reached, p.evidence.clone()))
-        .collect()
 }
 
 /// Writes index.html, junit.xml and report.json into the run folder; returns the one-line summary.

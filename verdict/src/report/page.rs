@@ -304,10 +304,10 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                             (super::index::rate_words(t, Class::of_result(r))) "." }
                     }
                     ul.checks {
-                        @for (name, reached, evidence) in super::preconditions(r.preconditions.as_deref()) {
+                        @for p in r.preconditions.iter().flatten() {
                             li {
-                                @if reached { span.badge.v-ok { "reached" } } @else { span.badge.v-unknown { "not reached" } }
-                                " " strong { (name) } ": " span.sentence { (evidence) }
+                                @if p.reached { span.badge.v-ok { "reached" } } @else { span.badge.v-unknown { "not reached" } }
+                                " " strong { (p.name) } ": " span.sentence { (p.evidence) }
                             }
                         }
                     }

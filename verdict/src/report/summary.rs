@@ -245,16 +245,16 @@ pub fn run_summary(m: &Model, folder: &str) -> String {
             }
         }
     }
-    let pre = super::preconditions(r.preconditions.as_deref());
+    let pre = r.preconditions.as_deref().unwrap_or_default();
     if !pre.is_empty() {
         let _ = writeln!(s, "\n**Preconditions**\n");
-        for (name, reached, evidence) in pre {
+        for p in pre {
             let _ = writeln!(
                 s,
                 "- {} {}: {}",
-                if reached { "reached" } else { "NOT reached" },
-                plain(&name),
-                plain(&evidence)
+                if p.reached { "reached" } else { "NOT reached" },
+                plain(&p.name),
+                plain(&p.evidence)
             );
         }
     }
