@@ -5,10 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
-use serde_json::Value;
 
 use super::junit::{self, RunCases};
-use super::load::{read_inside, redact_value, shown};
+use super::load::{read_redacted, shown};
 use crate::error::{HarnessError, Result};
 use crate::run_folder::{Build, CheckInWords, Reached, ReportSummary, RunResult, REPORT, RESULT};
 
@@ -93,17 +92,10 @@ fn href(rel: &Path) -> String {
 }
 
 fn entry(dir: &Path, run: &Path) -> Option<Entry> {
-    let mut result = crate::run_folder::read_object(run, RESULT).ok()?;
-    redact_value(&mut result);
-    let result = RunResult::of(run, result).ok()?;
+    let result: RunResult = read_redacted(run, RESULT).ok()?;
     let meta = &result.meta;
     // What `chaos report` wrote of the run, when it was rendered; else result.json's own words.
-    let summary = read_inside(run, REPORT)
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|mut v| {
-            redact_value(&mut v);
-            serde_json::from_value::<ReportSummary>(v).ok()
-        });
+    let summary: Option<ReportSummary> = read_redacted(run, REPORT).ok();
     let checks: Vec<CheckInWords> = match &summary {
         Some(s) => s.checks.clone(),
         None => result

@@ -118,6 +118,14 @@ pub fn read_inside(dir: &Path, rel: &str) -> Option<String> {
     crate::run_folder::read_optional(dir, rel)
 }
 
+/// A JSON file of the run folder read as its type with its secrets redacted, as every page
+/// shows them.
+pub fn read_redacted<T: serde::de::DeserializeOwned>(dir: &Path, rel: &str) -> Result<T> {
+    let mut value = crate::run_folder::read_object(dir, rel)?;
+    redact_value(&mut value);
+    crate::run_folder::from_object(dir, rel, value)
+}
+
 fn bad(path: &Path, what: impl std::fmt::Display) -> HarnessError {
     HarnessError::BadInput(format!("{}: {what}", path.display()))
 }
