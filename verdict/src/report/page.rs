@@ -246,11 +246,12 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
         .map(|(applied, total)| format!("{applied} of {total} steps applied: "));
     // With `reached:`, what the verdict says of the bug: a pass that did not reach the bug's
     // situation is no pass (the run exited 2).
-    let confirmation = r.confirmation.map(Confirmation::key);
-    let border = match confirmation {
-        Some("not-reached") => "unknown",
-        _ => verdict,
+    let border = if r.confirmation == Some(Confirmation::NotReached) {
+        "unknown"
+    } else {
+        verdict
     };
+    let confirmation = r.confirmation.map(Confirmation::key);
     let (sentence, anchor) = verdict_sentence(m);
     let meta = &m.run.result.meta;
     let description = meta.description.as_deref().map(first_sentence);
