@@ -141,6 +141,7 @@ ctx=$stage/context
 mkdir -p "$ctx"
 cp -r "$here/Dockerfile" "$here/ozone" "$here/entrypoint.sh" "$here/envtoconf" "$here/cds-train" "$here/conf" "$ctx/"
 mv "$stage/used" "$ctx/lib"; cp -r "$stage/classpath" "$ctx/classpath"
+"$here/byteman.sh" "$ctx"
 "$here/../base/build.sh"
 log "docker build -t $tag"
 docker build -q --build-arg OZONE_VERSION="$version" -t "$tag" "$ctx" >/dev/null

@@ -109,6 +109,7 @@ impl Cluster {
                     name: node.clone(),
                     container: container.clone(),
                     ports: BTreeMap::new(),
+                    jvm_agent: spec.compose.service(node).and_then(|s| s.x_chaos.jvm),
                 }),
                 Some(many) => {
                     return Err(HarnessError::BadInput(format!(

@@ -101,6 +101,10 @@ pub struct XChaos {
     /// not otherwise (etcd: a Go program). Undeclared means not.
     #[serde(default, rename = "clock-skew")]
     pub clock_skew: ClockSkewSupport,
+    /// The container port of the Byteman agent the node's JVM loads at start (the JVM faults:
+    /// jvm-delay, jvm-hold, ...); the port must be published too. Undeclared: no JVM faults.
+    #[serde(default)]
+    pub jvm: Option<u16>,
 }
 
 /// `x-chaos.clock-skew`: `true`, `{ preload: [libraries loaded before libfaketime] }`, or why

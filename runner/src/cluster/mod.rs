@@ -48,6 +48,9 @@ pub struct Node {
     pub container: String,
     /// Container port -> host port on 127.0.0.1.
     pub ports: BTreeMap<u16, u16>,
+    /// The container port Byteman's agent listens on, when the node runs a JVM with it
+    /// (`x-chaos: { jvm: PORT }`): the JVM faults' way in.
+    pub jvm_agent: Option<u16>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,6 +198,7 @@ impl Cluster {
                 name: name.clone(),
                 container: container.clone(),
                 ports: BTreeMap::new(),
+                jvm_agent: service.x_chaos.jvm,
             });
             self.docker
                 .start_container(&container, None::<StartContainerOptions>)

@@ -480,6 +480,16 @@ pub async fn ensure_dist(docker: &Docker, repo: &Path, path: &Path, force: bool)
     for entry in std::fs::read_dir(here.join("conf")).map_err(io)?.flatten() {
         std::fs::copy(entry.path(), ctx.join("conf").join(entry.file_name())).map_err(io)?;
     }
+    // Byteman's agent and chaos's rule helper, as the release image has them (JVM faults).
+    let staged = std::process::Command::new(here.join("byteman.sh"))
+        .arg(ctx)
+        .status()
+        .map_err(io)?;
+    if !staged.success() {
+        return Err(HarnessError::infra(
+            "images/ozone/byteman.sh could not stage Byteman's agent (its message is above)",
+        ));
+    }
     let dockerfile = std::fs::read_to_string(here.join("Dockerfile")).map_err(io)?;
     let dockerfile = dockerfile.replace(
         "ARG OZONE_VERSION\n",
