@@ -101,7 +101,12 @@ pub(super) async fn drive(
     for watcher in watchers {
         let _ = watcher.await;
     }
-    Ok(())
+    match engine.refused() {
+        Some(why) => Err(HarnessError::infra(format!(
+            "the scenario cannot be played on this build: {why}"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The system's adapter, once the cluster is ready for the workload; None when interrupted.

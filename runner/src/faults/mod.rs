@@ -52,6 +52,9 @@ pub struct EngineState {
     over: BTreeSet<usize>,
     /// The exits of nodes recorded so far (node, when Docker saw it end).
     exits_seen: BTreeSet<(String, String)>,
+    /// The first step a node refused in a way that means the scenario cannot be played as
+    /// written (`Fault::fatal_when_refused`), in words.
+    refused: Option<String>,
 }
 
 /// How long a role target waits for a node to hold the role. An election takes a second or two,
@@ -93,6 +96,12 @@ impl FaultEngine {
     /// The faults in force now, as `partition etcd2`.
     pub fn active_faults(&self) -> Vec<String> {
         self.state().active.values().cloned().collect()
+    }
+
+    /// The first step whose fault a node refused for good (a JVM rule whose class or method the
+    /// node's JVM does not have), in words: the run then ends 255 naming it.
+    pub fn refused(&self) -> Option<String> {
+        self.state().refused.clone()
     }
 
     /// Steps that fired at least once.
@@ -246,6 +255,7 @@ impl FaultEngine {
         let (outcome, detail) = fault
             .apply(Cx {
                 engine: self,
+                step: act.step,
                 targets: act.targets,
                 params: act.params,
                 grudge: act.grudge,
@@ -258,6 +268,16 @@ impl FaultEngine {
             self.state().active.remove(&act.step);
         }
         let brought_back = outcome.is_ok() && fault.brings_back();
+        if let (Err(e), true) = (&outcome, fault.fatal_when_refused()) {
+            self.state().refused.get_or_insert_with(|| {
+                format!(
+                    "step {} ({} on {}) was refused: {e}",
+                    act.step,
+                    act.action.name(),
+                    act.targets.join(", ")
+                )
+            });
+        }
         self.record(FaultEvent {
             time: self.recorder.now(),
             started,

@@ -591,8 +591,14 @@ pub fn load_text(
         .iter()
         .filter_map(|n| Some((n.clone(), compose.service(n)?.x_chaos.clock_skew.support())))
         .collect();
+    let jvm_nodes: Vec<String> = nodes
+        .iter()
+        .filter(|n| compose.service(n).is_some_and(|s| s.x_chaos.jvm.is_some()))
+        .cloned()
+        .collect();
     let facts = NodeFacts {
         nodes: &nodes,
+        jvm_nodes: &jvm_nodes,
         fs_nodes: &fs_nodes,
         clocks: &clocks,
     };

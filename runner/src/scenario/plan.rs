@@ -61,6 +61,9 @@ pub struct ActionParams {
     /// partition: the scenario's own grudge (node -> nodes it drops), used instead of `mode:`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grudge: Option<std::collections::BTreeMap<String, std::collections::BTreeSet<String>>>,
+    /// The JVM faults: where the rule acts, or the rule itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jvm: Option<super::JvmSpec>,
 }
 
 /// One application of a step's action.
@@ -262,6 +265,7 @@ fn action_params(step: &FaultStep) -> ActionParams {
                 .map(|(node, drops)| (node.clone(), drops.iter().cloned().collect()))
                 .collect()
         }),
+        jvm: step.jvm.as_ref().map(|j| j.value.clone()),
     }
 }
 

@@ -7,6 +7,7 @@
 //!   every-om-restarted:   { step: 3, ready: true }
 //!   om3-installs:         { log: { node: om3, regex: "Install Checkpoint", after-step: 2 } }
 //!   om3-behind:           { probe: { node: om3, behind: 300 } }
+//!   om3-apply-held:       { jvm: { step: 1, event: held, node: om3 } }
 //!   answered-then-resent: { resent: { first: { outcome: ok, answered-before: 3 },
 //!                                     again: { answered-after: 3 }, at-least: 10 } }
 //! ```
@@ -40,6 +41,46 @@ pub struct Precondition {
     pub converge: Option<NoOptions>,
     /// The build on a node defines a configuration key (Ozone: in its jars' *-default.xml).
     pub config: Option<ConfigPredicate>,
+    /// A JVM fault's rule fired: a thread reached its method (the helper's lines in the log).
+    pub jvm: Option<JvmPredicate>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct JvmPredicate {
+    /// The JVM fault step whose rule fired.
+    pub step: Spanned<usize>,
+    /// Which event of the rule counts (any firing when left out: delayed, threw, held, fired).
+    pub event: Option<JvmEvent>,
+    pub node: Option<Spanned<String>>,
+    /// How many such events (1 when left out).
+    #[serde(default = "one")]
+    pub at_least: u64,
+}
+
+/// What chaos's Byteman helper says of a firing (`CHAOS-JVM {"event": ...}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JvmEvent {
+    /// jvm-delay made the thread wait.
+    Delayed,
+    /// jvm-throw threw.
+    Threw,
+    /// jvm-hold stopped the thread.
+    Held,
+    /// A held thread went on: its rule was unloaded.
+    Released,
+    /// A held thread went on after ten minutes with its rule still loaded (a harness gone).
+    LetGo,
+    /// jvm-trace recorded a call.
+    Fired,
+}
+
+impl JvmEvent {
+    /// Events that are a thread reaching the rule's place (not the end of a hold).
+    pub fn is_firing(self) -> bool {
+        matches!(self, Self::Delayed | Self::Threw | Self::Held | Self::Fired)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -179,6 +220,7 @@ pub enum PredicateKind {
     Resent,
     Converge,
     Config,
+    Jvm,
 }
 
 impl Precondition {
@@ -193,6 +235,7 @@ impl Precondition {
             (self.resent.is_some(), PredicateKind::Resent),
             (self.converge.is_some(), PredicateKind::Converge),
             (self.config.is_some(), PredicateKind::Config),
+            (self.jvm.is_some(), PredicateKind::Jvm),
         ];
         for (is, kind) in given {
             if is {
@@ -217,6 +260,9 @@ impl Precondition {
         }
         if let Some(probe) = &self.probe {
             out.extend(&probe.after_step);
+        }
+        if let Some(jvm) = &self.jvm {
+            out.push(&jvm.step);
         }
         let mut filters: Vec<&OpFilter> = Vec::new();
         if let Some(h) = &self.history {

@@ -210,10 +210,48 @@ pub struct FaultStep {
     /// clock-skew: how far the node's wall clock runs from true time (`+70s`, `-30s`, or a
     /// range drawn with the seed, `+60s..+90s`).
     pub offset: Option<OffsetRange>,
+    /// The JVM faults (jvm-delay, jvm-throw, jvm-hold, jvm-trace, jvm-rule): where in the
+    /// node's JVM the rule acts, or its text.
+    pub jvm: Option<Spanned<JvmSpec>>,
     /// Without it, a step that never fired or never applied makes the run unknown (exit 2):
     /// a fault that did not happen tested nothing.
     #[serde(default)]
     pub optional: bool,
+}
+
+/// Where a JVM fault's rule acts (Byteman's CLASS, METHOD, AT and IF), what it does beyond its
+/// kind (the exception thrown, the values traced), or, for jvm-rule, the rule's whole text.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct JvmSpec {
+    /// A fully qualified class (`^org.x.Y` also matches subclasses; `interface org.x.Y` every
+    /// implementation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// `entry` (the default), `exit`, `line N`, or Byteman's own location (`AFTER INVOKE x`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+    /// Byteman's condition: the rule acts only when it holds (`$1 > 100`).
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// jvm-throw: the exception's class; it must be unchecked or declared by the method.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throw: Option<String>,
+    /// jvm-throw: the exception's message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// jvm-trace: up to 4 expressions recorded with each call (`$1`, `$0.field`, `$!` at exit).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+    /// jvm-rule: the rule text (RULE ... ENDRULE), loaded as it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// jvm-unload: the earlier step whose rule goes (its held threads go on); without it every
+    /// rule on the node goes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
 }
 
 /// Which storage containers close-container closes.

@@ -68,6 +68,8 @@ pub(super) struct NodeFacts<'a> {
     pub(super) fs_nodes: &'a [String],
     /// Node -> whether it can take clock skew, or why not (x-chaos.clock-skew).
     pub(super) clocks: &'a BTreeMap<String, Result<(), String>>,
+    /// Nodes whose JVM loads Byteman's agent (x-chaos.jvm).
+    pub(super) jvm_nodes: &'a [String],
 }
 
 pub(super) fn validate(spec: &Scenario, facts: &NodeFacts, problems: &mut Problems) {
@@ -138,7 +140,7 @@ fn validate_precondition(
         problem(
             "",
             format!(
-                "a precondition is one of step, log, probe, history, resent, converge, config (found {})",
+                "a precondition is one of step, log, probe, history, resent, converge, config, jvm (found {})",
                 kinds.len()
             ),
         );
@@ -200,6 +202,18 @@ fn validate_precondition(
     }
     if let Some(c) = &pre.config {
         nodes.push(("config.node", &c.node));
+    }
+    if let Some(n) = pre.jvm.as_ref().and_then(|j| j.node.as_ref()) {
+        nodes.push(("jvm.node", n));
+    }
+    if let Some(step) = pre.jvm.as_ref().and_then(|j| spec.faults.get(j.step.value)) {
+        let loads = |a: &Action| a.fault().mechanism() == Mechanism::Jvm && a.undo().is_some();
+        if !step.value.actions.0.iter().any(loads) {
+            problem(
+                "jvm.step",
+                "that step loads no JVM rule (jvm-delay, jvm-throw, jvm-hold, jvm-trace or jvm-rule)".into(),
+            );
+        }
     }
     if let Some(n) = pre.history.as_ref().and_then(|h| h.node.as_ref()) {
         nodes.push(("history.node", n));
@@ -374,6 +388,28 @@ fn validate_fault_step(
     step.trigger(problems);
     step.action_settings(problems);
     step.targets(problems);
+    unload_names_a_rule(i, step.s, spec, problems);
+}
+
+/// `jvm-unload` with `jvm.step: K`: K is an earlier step that loads a rule chaos wrote (a raw
+/// `jvm-rule` names its rules itself; a step of its own unloads every rule).
+fn unload_names_a_rule(i: usize, s: &FaultStep, spec: &Scenario, problems: &mut Problems) {
+    let Some(jvm) = &s.jvm else { return };
+    let Some(k) = jvm.value.step else { return };
+    if !s.actions.0.iter().any(|a| a.name() == "jvm-unload") {
+        return;
+    }
+    let writes_its_rule = |a: &Action| {
+        a.fault().mechanism() == Mechanism::Jvm && a.undo().is_some() && a.name() != "jvm-rule"
+    };
+    let fine = k < i && spec.faults[k].value.actions.0.iter().any(writes_its_rule);
+    if !fine {
+        problems.at(
+            &jvm.referenced,
+            format!("faults[{i}].jvm.step"),
+            format!("step {k} is not an earlier step that loads a jvm-delay, jvm-throw, jvm-hold or jvm-trace rule"),
+        );
+    }
 }
 
 /// A fault step with what its rules need: its key path and location for messages, the
@@ -639,6 +675,14 @@ impl StepUnderCheck<'_> {
             self.param_belongs(problems, param);
         }
         self.param_values(problems);
+        if let Some(jvm) = &s.jvm {
+            for action in s.actions.0.iter().filter(|a| a.takes("jvm")) {
+                if let Some(why) = crate::faults::kinds::jvm::problem(action.name(), &jvm.value) {
+                    problems.at(&jvm.referenced, format!("{}.jvm", self.key), why);
+                    break;
+                }
+            }
+        }
         let mut checked = Vec::new();
         for action in &s.actions.0 {
             if let Some((key, message)) = action.fault().check(s) {
@@ -672,7 +716,9 @@ impl StepUnderCheck<'_> {
         let needing = kinds::taking(key, true);
         if !needing.is_empty() {
             let needed = s.actions.0.iter().any(|a| a.fault().needs().contains(&key));
-            if given != needed {
+            // Given to a fault that takes it without needing it (jvm-unload's `jvm.step`) is fine.
+            let taken = s.actions.0.iter().any(|a| a.takes(key));
+            if (needed && !given) || (given && !needed && !taken) {
                 let (verb, pronoun) = match needing.len() {
                     1 => ("needs", "it takes"),
                     _ => ("need", "they take"),
@@ -812,6 +858,13 @@ impl StepUnderCheck<'_> {
         {
             self.clock_targets(problems);
         }
+        if s.actions
+            .0
+            .iter()
+            .any(|a| a.fault().mechanism() == Mechanism::Jvm)
+        {
+            self.jvm_targets(problems);
+        }
         let needs_fs = s.actions.0.iter().any(|a| a.fault().needs_chaosfs(s));
         if needs_fs {
             self.fs_targets(problems);
@@ -836,6 +889,27 @@ impl StepUnderCheck<'_> {
                     format!("node `{node}` cannot take clock-skew: {why}"),
                 );
             }
+        }
+    }
+
+    /// JVM faults need Byteman's agent in the nodes they name (or in some node).
+    fn jvm_targets(&self, problems: &mut Problems) {
+        let jvm_nodes = self.facts.jvm_nodes;
+        let target = self.s.target.as_ref();
+        if let Some(Target::Nodes(list)) = target.map(|t| &t.value) {
+            for node in list.iter().filter(|n| !jvm_nodes.contains(n)) {
+                problems.at(
+                    &target.map_or(*self.at, |t| t.referenced),
+                    format!("{}.target", self.key),
+                    format!("node `{node}` runs no JVM with chaos's agent (x-chaos: {{ jvm: PORT }} in the compose file), so it takes no JVM fault"),
+                );
+            }
+        } else if jvm_nodes.is_empty() {
+            problems.at(
+                self.at,
+                &self.key,
+                "JVM faults need nodes whose JVM loads chaos's agent (x-chaos: { jvm: PORT } in the compose file); this cluster has none",
+            );
         }
     }
 

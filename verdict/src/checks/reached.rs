@@ -12,8 +12,9 @@ use regex::Regex;
 
 use crate::run_folder::{FaultEvent, Phase};
 // A predicate's outcome and the confirmation live with result.json's other types.
+use crate::faults::kinds::jvm::Firing;
 pub use crate::run_folder::{Confirmation, Reached};
-use crate::scenario::{OpFilter, OutcomeFilter, Precondition, PredicateKind};
+use crate::scenario::{JvmEvent, OpFilter, OutcomeFilter, Precondition, PredicateKind};
 
 /// When fault steps happened, from faults.jsonl (nanoseconds since the run began).
 #[derive(Debug, Default)]
@@ -114,6 +115,7 @@ pub fn evaluate(preconditions: &[(String, Precondition)], evidence: &Evidence) -
                 PredicateKind::History => history(p, evidence),
                 PredicateKind::Resent => resent(p, evidence),
                 PredicateKind::Converge => converge(evidence),
+                PredicateKind::Jvm => jvm(p, evidence),
             };
             Reached {
                 name: name.clone(),
@@ -229,6 +231,69 @@ fn log(p: &Precondition, e: &Evidence) -> Outcome {
                     .as_ref()
                     .map(|s| format!(" after step {} was over", s.value))
                     .unwrap_or_default()
+            ),
+        ),
+    }
+}
+
+/// A JVM fault's rule fired (chaos's Byteman helper's `CHAOS-JVM` lines in the nodes' logs):
+/// reached at the `at-least`-th matching event.
+fn jvm(p: &Precondition, e: &Evidence) -> Outcome {
+    let Some(want) = &p.jvm else {
+        return (None, String::new());
+    };
+    let step = want.step.value;
+    let nodes: Vec<String> = match &want.node {
+        Some(n) => vec![n.value.clone()],
+        None => log_nodes(e.run_dir),
+    };
+    let counts = |event: JvmEvent| want.event.map_or(event.is_firing(), |w| w == event);
+    let mut seen: Vec<(u64, String, Firing)> = Vec::new();
+    for node in nodes {
+        let text = crate::run_folder::read_optional(e.run_dir, &format!("logs/{node}.log"))
+            .unwrap_or_default();
+        for line in crate::run_folder::parse_log(&text) {
+            let (Some(t), Some(firing)) = (line.time, Firing::parse(&line.text)) else {
+                continue;
+            };
+            if firing.step() == Some(step) && counts(firing.event) {
+                seen.push(((t * 1e9) as u64, node.clone(), firing));
+            }
+        }
+    }
+    seen.sort_by_key(|(t, _, _)| *t);
+    let what = want
+        .event
+        .map_or("fired".to_string(), |e| format!("{e:?}").to_lowercase());
+    let wanted = want.at_least.max(1) as usize;
+    match seen.get(wanted - 1) {
+        Some((t, node, f)) => {
+            let values: Vec<String> = f.values.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let mut text = format!(
+                "step {step}'s rule {what} {} time(s); number {wanted} at {:.1} s on {node}, thread {}",
+                seen.len(),
+                e.seconds(*t),
+                f.thread
+            );
+            if !values.is_empty() {
+                text.push_str(&format!(" ({})", values.join(", ")));
+            }
+            if let Some(ms) = f.held_ms {
+                text.push_str(&format!(", held {ms} ms"));
+            }
+            (Some(*t), text)
+        }
+        None => (
+            None,
+            format!(
+                "step {step}'s rule {what} {} time(s) in {}, fewer than {wanted}",
+                seen.len(),
+                want.node
+                    .as_ref()
+                    .map_or("any node's log".to_string(), |n| format!(
+                        "{}'s log",
+                        n.value
+                    )),
             ),
         ),
     }
@@ -538,7 +603,12 @@ mod tests {
         std::fs::write(dir.join("history.jsonl"), history.join("\n") + "\n").unwrap();
         std::fs::write(
             dir.join("logs/n3.log"),
-            "[   24.000000] Installing snapshot early\n[   33.250000] Received install snapshot notification from OM leader: om2\n",
+            concat!(
+                "[   24.000000] Installing snapshot early\n",
+                "[   25.500000] CHAOS-JVM {\"rule\":\"chaos-step-1\",\"event\":\"held\",\"n\":1,\"thread\":\"apply\",\"ms\":1}\n",
+                "[   29.000000] CHAOS-JVM {\"rule\":\"chaos-step-1\",\"event\":\"released\",\"n\":2,\"thread\":\"apply\",\"ms\":2,\"held_ms\":3500}\n",
+                "[   33.250000] Received install snapshot notification from OM leader: om2\n",
+            ),
         )
         .unwrap();
         std::fs::write(
@@ -618,6 +688,10 @@ cache-lost: { resent: { first: { outcome: ok, answered-before: 0 }, again: { inv
 control: { resent: { first: { outcome: ok, answered-after: 0 }, again: { outcome: ok } } }
 control-twice: { resent: { first: { outcome: ok, answered-after: 0 }, again: { outcome: ok }, at-least: 2 } }
 compared: { converge: {} }
+held: { jvm: { step: 1, node: n3 } }
+released: { jvm: { step: 1, event: released } }
+held-twice: { jvm: { step: 1, event: held, at-least: 2 } }
+held-elsewhere: { jvm: { step: 1, node: n1 } }
 "#,
         );
         assert_eq!(
@@ -642,6 +716,10 @@ compared: { converge: {} }
                 ("control", true),
                 ("control-twice", false),
                 ("compared", true),
+                ("held", true),
+                ("released", true),
+                ("held-twice", false),
+                ("held-elsewhere", false),
             ]
         );
         // Times count from the workload's start; the evidence says what showed it.
@@ -663,6 +741,17 @@ compared: { converge: {} }
             by("cache-lost").evidence
         );
         assert!(by("two-reads").evidence.starts_with("1 of at least 2"));
+        assert_eq!(by("held").at_s, Some(15.5));
+        assert!(
+            by("released").evidence.contains("held 3500 ms"),
+            "{:?}",
+            by("released")
+        );
+        assert!(
+            by("held-twice").evidence.contains("held 1 time(s)"),
+            "{:?}",
+            by("held-twice")
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 

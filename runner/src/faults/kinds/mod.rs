@@ -11,6 +11,7 @@
 mod admin;
 mod clock;
 mod fs;
+pub mod jvm;
 mod network;
 mod node;
 mod proxy;
@@ -57,6 +58,12 @@ pub static REGISTRY: &[&dyn Fault] = &[
     &admin::Prepare,
     &clock::ClockSkew,
     &clock::RestoreClock,
+    &jvm::JvmDelay,
+    &jvm::JvmThrow,
+    &jvm::JvmHold,
+    &jvm::JvmTrace,
+    &jvm::JvmRule,
+    &jvm::JvmUnload,
 ];
 
 /// The scenario keys that set a fault's parameters (beside the trigger, target and timing
@@ -79,6 +86,9 @@ pub static PARAMS: &[Param] = &[
     }),
     Param::drawn("mode", "", |s| s.mode.is_some()),
     Param::drawn("grudge", "", |s| s.grudge.is_some()),
+    Param::copied("jvm", " (class, method, at: where the rule acts)", |s| {
+        s.jvm.is_some()
+    }),
 ];
 
 /// A scenario key of a fault step that sets a parameter.
@@ -127,6 +137,8 @@ pub enum Mechanism {
     Admin,
     /// libfaketime in the node's processes (`x-chaos: { clock-skew: true }`).
     Faketime,
+    /// Byteman's agent in the node's JVM (`x-chaos: { jvm: PORT }`).
+    Jvm,
 }
 
 /// How long faults.jsonl's readers (the report's fault lanes, a lost write's fault) count a
@@ -161,6 +173,8 @@ pub enum Shows {
 /// One application of a fault on its resolved targets.
 pub struct Cx<'a> {
     pub engine: &'a FaultEngine,
+    /// The step's index in the scenario (a JVM fault's rule is named after it).
+    pub step: usize,
     pub targets: &'a [String],
     pub params: &'a ActionParams,
     /// partition and its undo: who drops packets from whom (the step's own sides).
@@ -213,6 +227,13 @@ pub trait Fault: Send + Sync + 'static {
     /// Whether the step needs chaosfs on its nodes.
     fn needs_chaosfs(&self, _step: &FaultStep) -> bool {
         self.mechanism() == Mechanism::Chaosfs
+    }
+
+    /// Whether a refusal means the scenario cannot be played as written (a JVM rule the node's
+    /// JVM refused: its class or method is not there): the run then ends 255 naming the step,
+    /// rather than as a step that did not apply.
+    fn fatal_when_refused(&self) -> bool {
+        false
     }
 
     /// Whether it starts nodes again (the engine then waits for them to answer: phase `ready`).
