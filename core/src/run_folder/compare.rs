@@ -40,6 +40,11 @@ pub struct Comparison {
     pub conclusion: String,
     pub exit_code: i32,
     pub builds: Vec<ComparedBuild>,
+    /// The words of the `chaos compare` command that plays it again, from the repository's
+    /// root, without its `--seeds` ([`Comparison::command`] adds them): the scenario, every
+    /// `--build` (or `--versions`), paths relative to the root. Empty in a folder of an older
+    /// chaos.
+    pub reproduce: Vec<String>,
 }
 
 /// One build of a comparison and its runs.
@@ -81,6 +86,18 @@ impl Comparison {
     /// A comparison folder's compare.json, or why it cannot be read.
     pub fn read(dir: &Path) -> Result<Comparison> {
         super::read_json(dir, COMPARE)
+    }
+
+    /// The command that plays these seeds of the comparison again, or None for a record of
+    /// an older chaos that did not keep it.
+    pub fn command(&self, seeds: &[u64]) -> Option<String> {
+        if self.reproduce.is_empty() {
+            return None;
+        }
+        let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
+        let mut words = self.reproduce.clone();
+        words.extend(["--seeds".to_string(), seeds.join(",")]);
+        Some(super::command_line(&words))
     }
 }
 
