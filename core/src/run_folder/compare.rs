@@ -157,6 +157,7 @@ mod tests {
                     summary: "s: ok".into(),
                 }],
             }],
+            reproduce: vec!["chaos".into(), "compare".into(), "scenarios/s.yaml".into()],
         };
         record.write(&dir).unwrap();
         let text = std::fs::read_to_string(dir.join(COMPARE)).unwrap();
