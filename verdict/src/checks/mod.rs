@@ -269,7 +269,7 @@ pub fn write_unchecked(
 fn write_result(run_dir: &Path, result: &RunResult) -> Result<()> {
     result
         .write(run_dir)
-        .map_err(|e| HarnessError::infra(format!("cannot write result.json: {e}")))
+        .map_err(|e| HarnessError::infra(e.to_string()))
 }
 
 /// A run's time base: its workload's start (`workload_started_ns` of its meta), else its first
