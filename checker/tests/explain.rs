@@ -62,7 +62,7 @@ fn the_recorded_etcd_stale_read_is_explained_by_its_own_lines() {
     );
     assert_eq!(line(complete)["type"], "ok");
     assert_eq!(line(complete)["value"], e.op.output);
-    assert!(!e.states.iter().any(|s| *s == e.op.output.to_string()));
+    assert!(!e.states.contains(&e.op.output.to_string()));
     assert!(e.prefix_confirmed);
     // Cut just after the shortest illegal prefix, the history is still illegal; cut before
     // the read's completion, it is not.
