@@ -484,11 +484,21 @@ fn an_output_folder_that_is_not_writable_is_refused() {
             .arg(&locked)
             .status()
             .is_ok_and(|s| s.success());
+    // Unmounted at the end, or when an assertion fails before it.
+    struct Unmount(Option<PathBuf>);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            if let Some(p) = self.0.take() {
+                let _ = Command::new("umount").arg(p).status();
+            }
+        }
+    }
+    let mut unmount = Unmount(mounted.then(|| locked.clone()));
     if !root {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
     }
-    // As root without a mount, permissions do not stop a write: only the other two cases.
+    // As root without a mount, permissions do not stop a write: only the path under a file.
     let mut cases = vec![(file.join("reports"), "a-file is not a folder")];
     if mounted || !root {
         cases.push((locked.clone(), "cannot write in"));
@@ -523,12 +533,8 @@ fn an_output_folder_that_is_not_writable_is_refused() {
     // Nothing written: the file as it was, the locked folder empty.
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
     assert_eq!(std::fs::read_dir(&locked).unwrap().count(), 0);
-    if mounted {
-        assert!(Command::new("umount")
-            .arg(&locked)
-            .status()
-            .unwrap()
-            .success());
+    if let Some(p) = unmount.0.take() {
+        assert!(Command::new("umount").arg(p).status().unwrap().success());
     }
     println!(
         "read-only tmpfs: {mounted}, root: {root}, cases: {}",
