@@ -169,6 +169,15 @@ mod tests {
         let older: ComparedRun =
             serde_json::from_value(json!({"seed": 3, "class": "flaky"})).unwrap();
         assert_eq!((older.seed, older.class), (3, Class::Error));
+        // The command of some of its seeds; none from a record of an older chaos.
+        assert_eq!(
+            record.command(&[2]).as_deref(),
+            Some("chaos compare scenarios/s.yaml --seeds 2")
+        );
+        let older: Comparison =
+            serde_json::from_value(json!({"scenario": "s", "seeds": [1]})).unwrap();
+        assert!(older.reproduce.is_empty());
+        assert_eq!(older.command(&[1]), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
