@@ -642,7 +642,8 @@ impl Shrinker<'_> {
             reduced: Some(self.reduced),
             budget: Some(self.options.runs),
             runs_used: Some(self.used),
-            minimal_yaml: minimal.map(Path::to_path_buf),
+            // From the repository's root, as the report page shows it ("Play it: chaos run ...").
+            minimal_yaml: minimal.map(crate::run_folder::repo_relative),
             trials: Some(
                 self.trials
                     .iter()
