@@ -112,6 +112,47 @@ impl Build {
     }
 }
 
+/// The words of the `chaos compare` command that plays this comparison again from the
+/// repository's root, without `--seeds` (compare.json's `reproduce`): the scenario and every
+/// build's patch or distribution path relative to the root (a suite's relative to its file
+/// first), every `--build` in order (or `--versions`), and `--ready-timeout` when given.
+pub fn reproduce_words(options: &CompareOptions) -> Vec<String> {
+    let shown = |p: &Path| {
+        crate::run_folder::repo_relative(&options.paths_from.join(p))
+            .display()
+            .to_string()
+    };
+    let mut words = vec![
+        "chaos".to_string(),
+        "compare".to_string(),
+        crate::run_folder::repo_relative(&options.scenario)
+            .display()
+            .to_string(),
+    ];
+    if options.survey {
+        words.extend(["--versions".to_string(), options.builds.join(",")]);
+    } else {
+        for text in &options.builds {
+            let build = match Build::parse(text) {
+                Ok(Build::Patched(v, patches)) => {
+                    let patches: Vec<String> = patches.iter().map(|p| shown(p)).collect();
+                    format!("{v}+{}", patches.join("+"))
+                }
+                Ok(Build::Dist(path)) => format!("dist:{}", shown(&path)),
+                _ => text.trim().to_string(),
+            };
+            words.extend(["--build".to_string(), build]);
+        }
+    }
+    if let Some(t) = options.ready_timeout {
+        words.extend([
+            "--ready-timeout".to_string(),
+            format!("{}ms", t.as_millis()),
+        ]);
+    }
+    words
+}
+
 /// A build's name as a folder: what it was given as, with anything but letters, digits and
 /// `.=+-` replaced by `_` (`2.2.0+fixes/X.patch` -> `2.2.0+fixes_X.patch`).
 pub fn folder_name(label: &str) -> String {
@@ -476,6 +517,14 @@ pub async fn play(
         options.seeds.len(),
         dir.display()
     );
+    let reproduce = reproduce_words(options);
+    let record_of = |seeds: &[u64]| {
+        Comparison {
+            reproduce: reproduce.clone(),
+            ..Default::default()
+        }
+        .command(seeds)
+    };
     let mut interrupted = false;
     'seeds: for seed in &options.seeds {
         for side in sides.iter_mut() {
@@ -487,6 +536,8 @@ pub async fn play(
                 expect: None,
                 folder: Some(run_dir.clone()),
                 replay_of: None,
+                // The run alone would not play this build: the comparison of its seed does.
+                command: record_of(&[*seed]),
             };
             let run_started = Instant::now();
             let (class, line, folder) =
@@ -574,7 +625,7 @@ pub async fn play(
     };
     let record = Comparison {
         scenario: base.spec.name.clone(),
-        scenario_path: options.scenario.clone(),
+        scenario_path: crate::run_folder::repo_relative(&options.scenario),
         started: now
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap_or_default(),
@@ -600,13 +651,15 @@ pub async fn play(
                 runs: s.runs.clone(),
             })
             .collect(),
+        reproduce,
     };
-    let io =
-        |e: std::io::Error| HarnessError::infra(format!("cannot write {}: {e}", dir.display()));
+    let io = |e: std::io::Error| HarnessError::infra(e.to_string());
     record.write(&dir).map_err(io)?;
-    std::fs::write(
-        dir.join("index.html"),
-        crate::report::comparison::page(&record).into_string(),
+    crate::run_folder::write_file(
+        &dir.join("index.html"),
+        crate::report::comparison::page(&record)
+            .into_string()
+            .as_bytes(),
     )
     .map_err(io)?;
     let _ = crate::report::summary_of(&dir);
@@ -668,6 +721,126 @@ mod tests {
             Build::Set("A".into(), "x/y".into())
         );
         assert_eq!(folder_name("set:APPENDFSYNC=no"), "set_APPENDFSYNC=no");
+    }
+
+    /// A command line split as a POSIX shell does, for the words [`command_line`] writes
+    /// (plain words and single quotes).
+    fn shell_split(line: &str) -> Vec<String> {
+        let mut words = Vec::new();
+        let mut word: Option<String> = None;
+        let (mut quoted, mut escaped) = (false, false);
+        for c in line.chars() {
+            match c {
+                c if escaped => {
+                    escaped = false;
+                    word.get_or_insert_with(String::new).push(c);
+                }
+                '\\' if !quoted => escaped = true,
+                '\'' => {
+                    quoted = !quoted;
+                    word.get_or_insert_with(String::new);
+                }
+                ' ' if !quoted => words.extend(word.take()),
+                c => word.get_or_insert_with(String::new).push(c),
+            }
+        }
+        words.extend(word);
+        words
+    }
+
+    /// What `chaos compare`'s command line says, read back from its words as the CLI takes
+    /// them: the scenario, each --build (or --versions), the seeds.
+    fn parse_back(words: &[String], root: &Path) -> (PathBuf, Vec<Build>, Vec<String>, Vec<u64>) {
+        assert_eq!(&words[..2], ["chaos", "compare"], "{words:?}");
+        let (mut builds, mut versions, mut seeds) = (Vec::new(), Vec::new(), Vec::new());
+        let mut rest = words[3..].iter();
+        while let Some(flag) = rest.next() {
+            let value = rest.next().expect("a value after each flag");
+            match flag.as_str() {
+                "--build" => builds.push(Build::parse(value).unwrap().relative_to(root)),
+                "--versions" => versions = value.split(',').map(str::to_string).collect(),
+                "--seeds" => seeds = value.parse::<crate::suite::SeedRange>().unwrap().0,
+                other => panic!("{other}: not a flag chaos compare was given"),
+            }
+        }
+        (root.join(&words[2]), builds, versions, seeds)
+    }
+
+    /// A comparison's summary.md: its Reproduce line, run from the repository's root, names
+    /// the same scenario, builds (patches and distributions by paths from the root, whatever
+    /// folder they were given from) and seeds; so does each run's own command, for its seed.
+    #[test]
+    fn the_reproduce_line_reads_back_into_the_same_builds_and_seeds() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .canonicalize()
+            .unwrap();
+        let scenario = root.join("scenarios/ozone/retry-after-restart.yaml");
+        let builds = vec![
+            "2.2.0".to_string(),
+            format!("2.2.0+{}", root.join("fixes/HDDS-16743.patch").display()),
+            "dist:../images/ozone".to_string(),
+            "set:JAVA_OPTS=-Xmx1g -Dx='y'".to_string(),
+        ];
+        let options = CompareOptions {
+            scenario: scenario.clone(),
+            builds: builds.clone(),
+            survey: false,
+            seeds: vec![11, 12],
+            out: PathBuf::from("reports"),
+            ready_timeout: None,
+            // As a suite in suites/ names them.
+            paths_from: root.join("suites"),
+        };
+        let record = Comparison {
+            scenario: "ozone-retry-after-restart".into(),
+            scenario_path: crate::run_folder::repo_relative(&scenario),
+            seeds: options.seeds.clone(),
+            reproduce: reproduce_words(&options),
+            ..Default::default()
+        };
+        let dir = std::env::temp_dir().join(format!("chaos-reproduce-{}", std::process::id()));
+        let markdown = crate::report::summary::comparison(&dir, &record);
+        let line = markdown
+            .lines()
+            .find(|l| l.starts_with("- **Reproduce:** `"))
+            .unwrap_or_else(|| panic!("{markdown}"));
+        let command = line
+            .trim_start_matches("- **Reproduce:** `")
+            .strip_suffix('`')
+            .unwrap();
+        // Paths from the root, none absolute.
+        assert!(!command.contains(&root.display().to_string()), "{command}");
+        assert!(
+            command.starts_with("chaos compare scenarios/ozone/retry-after-restart.yaml --build 2.2.0 --build 2.2.0+fixes/HDDS-16743.patch --build dist:images/ozone "),
+            "{command}"
+        );
+        let (path, parsed, versions, seeds) = parse_back(&shell_split(command), &root);
+        assert_eq!(path.canonicalize().unwrap(), scenario);
+        let expected: Vec<Build> = builds
+            .iter()
+            .map(|b| Build::parse(b).unwrap().relative_to(&options.paths_from))
+            .collect();
+        assert_eq!(parsed.len(), expected.len());
+        for (got, want) in parsed.iter().zip(&expected) {
+            assert_eq!(got.identity().unwrap(), want.identity().unwrap());
+        }
+        assert!(versions.is_empty());
+        assert_eq!(seeds, vec![11, 12]);
+        // One seed's command, as each run of the comparison records it.
+        let one = record.command(&[12]).unwrap();
+        assert_eq!(parse_back(&shell_split(&one), &root).3, vec![12]);
+        // A survey gives its releases back.
+        let survey = CompareOptions {
+            survey: true,
+            builds: vec!["2.1.1".into(), "2.2.0".into()],
+            ..options
+        };
+        let words = reproduce_words(&survey);
+        let (_, parsed, versions, _) = parse_back(&words, &root);
+        assert!(parsed.is_empty());
+        assert_eq!(versions, ["2.1.1", "2.2.0"]);
     }
 
     fn tally(classes: &[Class]) -> Tally {

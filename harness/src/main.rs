@@ -308,6 +308,10 @@ async fn dispatch(cli: Cli) -> i32 {
             }
         }
         Command::Compare(args) => {
+            if let Err(e) = chaos::run::check_out_folder(&args.out) {
+                eprintln!("error: {e}");
+                return e.exit_code();
+            }
             let options = chaos::compare::CompareOptions {
                 scenario: args.scenario,
                 survey: !args.versions.is_empty(),
@@ -353,6 +357,7 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
         attach,
     } = args;
     let load = scenario::LoadOptions { scm_ha };
+    chaos::run::check_out_folder(&out)?;
     if let Some(run_dir) = replay {
         return replay_run(&run_dir, repeat, out, ready_timeout).await;
     }
@@ -566,6 +571,7 @@ async fn run_many(
             expect: expect.map(|e| e.word()),
             folder: None,
             replay_of: None,
+            command: None,
         };
         let started = std::time::Instant::now();
         let (code, line, class) =
@@ -648,6 +654,7 @@ async fn replay_run(
             expect: None,
             folder: None,
             replay_of: Some(run_dir.to_path_buf()),
+            command: None,
         };
         let code = match run::run_scenario(&loaded, &options, interrupt.clone()).await {
             Ok(outcome) => {

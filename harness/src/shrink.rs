@@ -204,8 +204,8 @@ impl Shrinker<'_> {
             run.dir.display()
         );
         let text = run.scenario_text(&self.best, &header);
-        std::fs::write(&minimal_path, &text)
-            .map_err(|e| HarnessError::infra(format!("cannot write minimal.yaml: {e}")))?;
+        crate::run_folder::write_file(&minimal_path, text.as_bytes())
+            .map_err(|e| HarnessError::infra(e.to_string()))?;
         if !self.interrupted && self.harness_error.is_none() {
             self.confirm(&minimal_path).await;
         }
@@ -515,6 +515,7 @@ impl Shrinker<'_> {
             expect: None,
             folder: Some(self.dir.join(folder)),
             replay_of: Some(self.run.dir.clone()),
+            command: None,
         };
         let outcome = run_scenario(loaded, &options, self.interrupt.clone()).await;
         let exit = match &outcome {
@@ -641,7 +642,8 @@ impl Shrinker<'_> {
             reduced: Some(self.reduced),
             budget: Some(self.options.runs),
             runs_used: Some(self.used),
-            minimal_yaml: minimal.map(Path::to_path_buf),
+            // From the repository's root, as the report page shows it ("Play it: chaos run ...").
+            minimal_yaml: minimal.map(crate::run_folder::repo_relative),
             trials: Some(
                 self.trials
                     .iter()
@@ -661,7 +663,7 @@ impl Shrinker<'_> {
         };
         summary
             .write(&self.dir)
-            .map_err(|e| HarnessError::infra(format!("cannot write shrink.json: {e}")))?;
+            .map_err(|e| HarnessError::infra(e.to_string()))?;
         crate::report::render(&self.run.dir).map(|_| ())
     }
 }

@@ -1,6 +1,9 @@
 //! Bad input on the command line, in history files and in run folders: one clear line in the
 //! project's words, exit 254, never a panic, never a pass on nothing (no Docker needed).
 
+#[path = "../../checker/tests/shared/mod.rs"]
+mod shared;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -100,10 +103,10 @@ fn a_history_with_nothing_to_check_is_an_error() {
         "{\"index\":0,\"time\":1,\"process\":0,\"type\":\"invoke\",\"f\":\"write\",\"key\":\"k\",\"value\":1}\n",
     )
     .unwrap();
-    let shared = std::env::var("CHAOS_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| repo().join("../shared"));
-    let bad_kv = shared.join("histories/porcupine/kv/c01-bad.txt");
+    // EDN kv histories that are not Jepsen logs: the one the repository carries, and
+    // Porcupine's c01-bad.txt when its corpus is there.
+    let mut bad_kvs = vec![repo().join("checker/tests/histories/hard/kv-stale-get.edn")];
+    bad_kvs.extend(shared::porcupine_corpus().map(|p| p.join("kv/c01-bad.txt")));
     let mut cases = vec![
         (
             dir.join("empty.txt"),
@@ -122,7 +125,7 @@ fn a_history_with_nothing_to_check_is_an_error() {
             "not a regular file (a history is read from a file); nothing read as jepsen-log",
         ),
     ];
-    if bad_kv.is_file() {
+    for bad_kv in &bad_kvs {
         cases.push((
             bad_kv.clone(),
             "jepsen-log",
@@ -143,7 +146,7 @@ fn a_history_with_nothing_to_check_is_an_error() {
             "{path_text}"
         );
     }
-    if bad_kv.is_file() {
+    for bad_kv in &bad_kvs {
         let out = chaos(&["check", &bad_kv.to_string_lossy(), "--model", "kv"]);
         let (code, err) = code_and_stderr(&out);
         assert_eq!(code, 1, "{err}");
@@ -461,4 +464,80 @@ fn json_errors_are_in_our_words() {
         "{err}"
     );
     assert!(!err.contains("event"), "{err}");
+}
+
+/// An output folder chaos cannot write into: one line naming it, exit 254, before anything
+/// starts, and nothing written there, for `chaos run` and `chaos compare`. A read-only
+/// filesystem (a tmpfs mounted read-only, as root) or a folder without write permission
+/// (otherwise), and a path under a regular file.
+#[test]
+fn an_output_folder_that_is_not_writable_is_refused() {
+    let dir = scratch("unwritable-out");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let locked = dir.join("locked");
+    std::fs::create_dir_all(&locked).unwrap();
+    let root = Command::new("id").arg("-u").output().unwrap().stdout == b"0\n";
+    let mounted = root
+        && Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs"])
+            .arg(&locked)
+            .status()
+            .is_ok_and(|s| s.success());
+    // Unmounted at the end, or when an assertion fails before it.
+    struct Unmount(Option<PathBuf>);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            if let Some(p) = self.0.take() {
+                let _ = Command::new("umount").arg(p).status();
+            }
+        }
+    }
+    let mut unmount = Unmount(mounted.then(|| locked.clone()));
+    if !root {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    // As root without a mount, permissions do not stop a write: only the path under a file.
+    let mut cases = vec![(file.join("reports"), "a-file is not a folder")];
+    if mounted || !root {
+        cases.push((locked.clone(), "cannot write in"));
+        cases.push((locked.join("new/reports"), "cannot write in"));
+    }
+    for (out, expected) in &cases {
+        let out_text = out.to_string_lossy().into_owned();
+        for args in [
+            vec!["run", "scenarios/etcd/stale-reads.yaml", "--out", &out_text],
+            vec![
+                "compare",
+                "scenarios/redis/lose-unsynced.yaml",
+                "--build",
+                "set:APPENDFSYNC=no",
+                "--build",
+                "set:APPENDFSYNC=always",
+                "--seeds",
+                "1",
+                "--out",
+                &out_text,
+            ],
+        ] {
+            let (code, err) = code_and_stderr(&chaos(&args));
+            assert_eq!(code, 254, "{args:?}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+            assert!(
+                err.contains(&format!("output folder {out_text}")) && err.contains(expected),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    // Nothing written: the file as it was, the locked folder empty.
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    assert_eq!(std::fs::read_dir(&locked).unwrap().count(), 0);
+    if let Some(p) = unmount.0.take() {
+        assert!(Command::new("umount").arg(p).status().unwrap().success());
+    }
+    println!(
+        "read-only tmpfs: {mounted}, root: {root}, cases: {}",
+        cases.len()
+    );
 }

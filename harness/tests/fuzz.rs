@@ -17,6 +17,9 @@ use std::sync::OnceLock;
 
 use proptest::prelude::*;
 
+#[path = "../../checker/tests/shared/mod.rs"]
+mod shared;
+
 use chaos::cluster::compose::ComposeFile;
 use chaos::scenario::{self, LoadOptions};
 
@@ -366,8 +369,10 @@ proptest! {
     }
 }
 
-/// Small histories of each format: the head of the recorded runs' history.jsonl and of
-/// Porcupine's reference histories when the shared folder is there.
+/// Small histories of each format: the head of the recorded runs' history.jsonl, the
+/// hand-made reference histories (checker/tests/histories/hard), and Porcupine's reference
+/// histories when its corpus is there (`CHAOS_SHARED_DIR` or ../shared; a
+/// `CHAOS_SHARED_DIR` without it, or `CHAOS_REQUIRE_SHARED=1` and none, fails).
 fn history_corpus() -> &'static [String] {
     static CORPUS: OnceLock<Vec<String>> = OnceLock::new();
     CORPUS.get_or_init(|| {
@@ -375,24 +380,28 @@ fn history_corpus() -> &'static [String] {
             .iter()
             .map(|d| std::fs::read_to_string(d.join("history.jsonl")).unwrap())
             .collect();
-        let shared = std::env::var("CHAOS_SHARED_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| repo().join("../shared"));
-        for rel in [
-            "histories/porcupine/kv/c01-bad.txt",
-            "histories/porcupine/kv/c01-ok.txt",
-        ] {
-            if let Ok(text) = std::fs::read_to_string(shared.join(rel)) {
-                out.push(text.lines().take(200).collect::<Vec<_>>().join("\n"));
-            }
-        }
-        for dir in ["histories/porcupine/jepsen"] {
-            if let Ok(entries) = std::fs::read_dir(shared.join(dir)) {
-                for e in entries.flatten().take(2) {
-                    if let Ok(text) = std::fs::read_to_string(e.path()) {
-                        out.push(text.lines().take(200).collect::<Vec<_>>().join("\n"));
-                    }
-                }
+        let head = |path: &Path| {
+            let text =
+                std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            text.lines().take(200).collect::<Vec<_>>().join("\n")
+        };
+        // The hand-made reference histories the repository carries (EDN among them).
+        let carried = repo().join("checker/tests/histories/hard");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&carried)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        out.extend(files.iter().map(|f| head(f)));
+        if let Some(porcupine) = shared::porcupine_corpus() {
+            for rel in [
+                "kv/c01-bad.txt",
+                "kv/c01-ok.txt",
+                "jepsen/etcd_000.log",
+                "jepsen/etcd_001.log",
+            ] {
+                out.push(head(&porcupine.join(rel)));
             }
         }
         out

@@ -226,11 +226,32 @@ fn violation_report_has_the_sentence_the_views_and_junit() {
         .filter(|l| l.contains("\"invoke\""))
         .count();
     assert_eq!(data["op"]["s"].as_array().unwrap().len(), ops);
-    // junit: a failure per violated check, message = the sentence with the run folder.
+    // junit: a failure per violated check, message = the sentence with the run folder, shown
+    // from the repository's root when the folder is inside it (target/tmp/... here).
     let junit = read(&dir.join("junit.xml"));
     assert!(junit.contains("<failure"), "{junit}");
     assert!(junit.contains("served by"), "{junit}");
-    assert!(junit.contains(&dir.display().to_string()), "{junit}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .canonicalize()
+        .unwrap();
+    let folder = dir.canonicalize().unwrap();
+    match folder.strip_prefix(&root) {
+        Ok(rel) => {
+            assert!(
+                junit.contains(&format!("run folder: {}\n", rel.display())),
+                "{junit}"
+            );
+            assert!(!junit.contains(&folder.display().to_string()), "{junit}");
+        }
+        // A CARGO_TARGET_DIR outside this clone: shown from the root of the repository that
+        // holds it, or absolute.
+        Err(_) => {
+            let shown = chaos::run_folder::repo_relative(&folder);
+            assert!(junit.contains(&shown.display().to_string()), "{junit}");
+        }
+    }
     let summary: Value = serde_json::from_str(&read(&dir.join("report.json"))).unwrap();
     assert_eq!(summary["verdict"], "illegal");
     assert!(summary["headline"].as_str().unwrap().contains("served by"));

@@ -40,6 +40,11 @@ pub struct Comparison {
     pub conclusion: String,
     pub exit_code: i32,
     pub builds: Vec<ComparedBuild>,
+    /// The words of the `chaos compare` command that plays it again, from the repository's
+    /// root, without its `--seeds` ([`Comparison::command`] adds them): the scenario, every
+    /// `--build` (or `--versions`), paths relative to the root. Empty in a folder of an older
+    /// chaos.
+    pub reproduce: Vec<String>,
 }
 
 /// One build of a comparison and its runs.
@@ -81,6 +86,18 @@ impl Comparison {
     /// A comparison folder's compare.json, or why it cannot be read.
     pub fn read(dir: &Path) -> Result<Comparison> {
         super::read_json(dir, COMPARE)
+    }
+
+    /// The command that plays these seeds of the comparison again, or None for a record of
+    /// an older chaos that did not keep it.
+    pub fn command(&self, seeds: &[u64]) -> Option<String> {
+        if self.reproduce.is_empty() {
+            return None;
+        }
+        let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
+        let mut words = self.reproduce.clone();
+        words.extend(["--seeds".to_string(), seeds.join(",")]);
+        Some(super::command_line(&words))
     }
 }
 
@@ -140,6 +157,7 @@ mod tests {
                     summary: "s: ok".into(),
                 }],
             }],
+            reproduce: vec!["chaos".into(), "compare".into(), "scenarios/s.yaml".into()],
         };
         record.write(&dir).unwrap();
         let text = std::fs::read_to_string(dir.join(COMPARE)).unwrap();
@@ -151,6 +169,15 @@ mod tests {
         let older: ComparedRun =
             serde_json::from_value(json!({"seed": 3, "class": "flaky"})).unwrap();
         assert_eq!((older.seed, older.class), (3, Class::Error));
+        // The command of some of its seeds; none from a record of an older chaos.
+        assert_eq!(
+            record.command(&[2]).as_deref(),
+            Some("chaos compare scenarios/s.yaml --seeds 2")
+        );
+        let older: Comparison =
+            serde_json::from_value(json!({"scenario": "s", "seeds": [1]})).unwrap();
+        assert!(older.reproduce.is_empty());
+        assert_eq!(older.command(&[1]), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -27,6 +27,7 @@ mod meta;
 mod plan;
 mod report;
 mod result;
+mod shown;
 mod shrink;
 mod witness;
 pub use build::{Build, BUILD};
@@ -43,6 +44,7 @@ pub use report::{CheckInWords, ReportSummary, REPORT};
 pub use result::{
     CheckResult, Confirmation, Evidence, Failures, Latency, Reached, RunResult, RunVerdict, Stats,
 };
+pub use shown::{command_line, repo_relative, shell_word};
 pub use shrink::{
     Reproduced, ShrinkSummary, ShrinkTrial, ShrunkSchedule, ShrunkStep, ShrunkWorkload, SHRINK,
 };
@@ -299,7 +301,51 @@ pub fn write_json<T: serde::Serialize + ?Sized>(
     value: &T,
 ) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
-    std::fs::write(dir.join(rel), text)
+    write_file(&dir.join(rel), text.as_bytes())
+}
+
+/// Writes a whole file of a run folder or a report (everything but the files a run appends to
+/// line by line: history.jsonl, faults.jsonl, observed.jsonl, fencing.jsonl, logs/): first to a
+/// temporary name in the same folder, then renamed into place, so that a full disk leaves the
+/// previous file or none, never part of one. The error names the file and its folder.
+pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_with(path, |file| file.write_all(bytes))
+}
+
+/// [`write_file`] with what fills the temporary file given as a function (a test's writer
+/// that fails after some bytes).
+pub fn replace_with(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temporary = folder.join(format!(
+        ".{name}.tmp-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)
+        .and_then(|mut file| fill(&mut file))
+        .and_then(|()| std::fs::rename(&temporary, path));
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&temporary);
+        std::io::Error::new(
+            e.kind(),
+            format!("cannot write {name} in {}: {e}", folder.display()),
+        )
+    })
 }
 
 /// [`write_json`] through a JSON value, so the keys come out in order of their names at every
@@ -330,6 +376,46 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    /// A full disk mid-write (a writer that fails after 1,000 bytes) leaves the previous file
+    /// whole, no temporary file beside it, and an error that names the file and its folder;
+    /// with no previous file, none.
+    #[test]
+    fn a_failed_write_leaves_the_previous_file_or_none() {
+        let dir = std::env::temp_dir().join(format!("chaos-write-file-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("index.html");
+        let full_disk = |file: &mut File| -> std::io::Result<()> {
+            file.write_all(&[b'x'; 1000])?;
+            Err(std::io::Error::from_raw_os_error(28)) // ENOSPC
+        };
+        // No previous file: none after.
+        let e = replace_with(&path, full_disk).unwrap_err();
+        assert!(!path.exists());
+        assert_eq!(e.raw_os_error(), None);
+        assert_eq!(e.kind(), std::io::ErrorKind::StorageFull);
+        let words = e.to_string();
+        assert!(
+            words.starts_with(&format!("cannot write index.html in {}: ", dir.display())),
+            "{words}"
+        );
+        assert!(words.contains("No space left on device"), "{words}");
+        // A previous file: kept whole.
+        write_file(&path, b"the previous report").unwrap();
+        replace_with(&path, full_disk).unwrap_err();
+        assert_eq!(std::fs::read(&path).unwrap(), b"the previous report");
+        // Nothing else in the folder: the temporary file is gone.
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["index.html".to_string()]);
+        // A write that succeeds replaces it.
+        write_json(&dir, "index.html", &serde_json::json!({"a": 1})).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\n  \"a\": 1\n}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     use super::*;
 
     #[test]

@@ -35,7 +35,8 @@ pub struct ShrinkSummary {
     pub budget: Option<u32>,
     #[serde(default, deserialize_with = "super::lenient")]
     pub runs_used: Option<u32>,
-    /// minimal.yaml, when one was written.
+    /// minimal.yaml, when one was written: relative to the repository's root when it is inside
+    /// it (an older chaos kept the path as the run folder was given).
     #[serde(default, deserialize_with = "super::lenient")]
     pub minimal_yaml: Option<PathBuf>,
     #[serde(default, deserialize_with = "super::lenient")]

@@ -32,6 +32,9 @@ pub struct RunOptions {
     pub folder: Option<PathBuf>,
     /// The run folder this run replays (`--replay`, a shrink trial), kept in result.json.
     pub replay_of: Option<PathBuf>,
+    /// The command that reproduces the run when `chaos run SCENARIO --seed N` would not (a
+    /// comparison's run: the comparison of its seed, with its builds).
+    pub command: Option<String>,
 }
 
 pub struct RunOutcome {
@@ -94,11 +97,14 @@ pub async fn run_scenario(
             let _ = std::os::unix::fs::symlink(name, &latest);
         }
     }
-    std::fs::write(run_dir.join("scenario.yaml"), loaded.resolved_text(seed))
-        .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
+    crate::run_folder::write_file(
+        &run_dir.join("scenario.yaml"),
+        loaded.resolved_text(seed).as_bytes(),
+    )
+    .map_err(|e| HarnessError::infra(e.to_string()))?;
     let plan = make_plan(spec, seed);
     plan.write(&run_dir)
-        .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
+        .map_err(|e| HarnessError::infra(e.to_string()))?;
     eprintln!(
         "run {} of {} (seed {seed}) -> {}",
         run_id,
@@ -131,7 +137,12 @@ pub async fn run_scenario(
                 .unwrap_or_default(),
         ),
         duration_s: Some(elapsed.as_secs_f64()),
-        command: Some(reproduce_command(loaded, seed)),
+        command: Some(
+            options
+                .command
+                .clone()
+                .unwrap_or_else(|| reproduce_command(loaded, seed)),
+        ),
         expect: options.expect.map(str::to_string),
         // What `chaos run --replay` and `chaos shrink` need besides the folder's own files.
         scenario_path: Some(
@@ -193,8 +204,72 @@ pub async fn run_scenario(
     })
 }
 
+/// Refuses, before anything starts or is written, an output folder (`--out`) a run could not
+/// write into: the folder, or the nearest folder above it that exists when it is to be made,
+/// must be a folder this process can create a file in (a probe file, removed at once).
+pub fn check_out_folder(out: &Path) -> Result<()> {
+    let mut existing = out;
+    let meta = loop {
+        let here = if existing.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            existing
+        };
+        match std::fs::metadata(here) {
+            Ok(meta) => {
+                existing = here;
+                break meta;
+            }
+            Err(_) => match here.parent() {
+                Some(parent) => existing = parent,
+                None => {
+                    return Err(HarnessError::BadInput(format!(
+                        "output folder {}: no folder above it exists",
+                        out.display()
+                    )))
+                }
+            },
+        }
+    };
+    let made = if existing == out {
+        String::new()
+    } else {
+        format!(" (to make {} in)", out.display())
+    };
+    if !meta.is_dir() {
+        return Err(HarnessError::BadInput(format!(
+            "output folder {}: {} is not a folder{made}",
+            out.display(),
+            existing.display()
+        )));
+    }
+    let probe = existing.join(format!(".chaos-write-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(HarnessError::BadInput(format!(
+            "output folder {}: cannot write in {}{made}: {e}; choose another with --out",
+            out.display(),
+            existing.display()
+        ))),
+    }
+}
+
 fn reproduce_command(loaded: &LoadedScenario, seed: u64) -> String {
-    let mut command = format!("chaos run {} --seed {seed}", loaded.path.display());
+    let mut command = format!(
+        "chaos run {} --seed {seed}",
+        crate::run_folder::shell_word(
+            &crate::run_folder::repo_relative(&loaded.path)
+                .display()
+                .to_string()
+        )
+    );
     if loaded.scm_ha {
         command.push_str(" --scm-ha");
     }

@@ -236,5 +236,5 @@ pub async fn probe(
     };
     probe
         .write(run_dir)
-        .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))
+        .map_err(|e| HarnessError::infra(e.to_string()))
 }

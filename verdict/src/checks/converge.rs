@@ -40,7 +40,7 @@ pub async fn record(adapter: &dyn SystemAdapter, run_dir: &Path, lookup_keys: Op
         lookups,
     };
     if let Err(e) = recorded.write(run_dir) {
-        tracing::warn!("cannot write {FILE}: {e}");
+        tracing::warn!("{e}");
     }
 }
 

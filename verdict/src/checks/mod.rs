@@ -269,7 +269,7 @@ pub fn write_unchecked(
 fn write_result(run_dir: &Path, result: &RunResult) -> Result<()> {
     result
         .write(run_dir)
-        .map_err(|e| HarnessError::infra(format!("cannot write result.json: {e}")))
+        .map_err(|e| HarnessError::infra(e.to_string()))
 }
 
 /// A run's time base: its workload's start (`workload_started_ns` of its meta), else its first
@@ -554,6 +554,22 @@ mod tests {
 
     fn spec(text: &str) -> CheckSpec {
         serde_saphyr::from_str(text).unwrap()
+    }
+
+    /// A result.json that cannot be written: the error names the file and its folder, once.
+    #[test]
+    fn a_result_that_cannot_be_written_is_named_once() {
+        let dir = std::env::temp_dir()
+            .join(format!("chaos-no-result-{}", std::process::id()))
+            .join("missing");
+        let e = write_unchecked(&dir, &RunMeta::default(), RunVerdict::Error, "boom")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e.matches("cannot write").count(), 1, "{e}");
+        assert!(
+            e.contains(&format!("cannot write result.json in {}: ", dir.display())),
+            "{e}"
+        );
     }
 
     /// A history file (no run folder) runs the checks of the history as they are, without

@@ -58,6 +58,9 @@ pub fn page(record: &Comparison) -> Markup {
                             "The scenario declares no preconditions: violated or passed."
                         }
                     }
+                    @if let Some(command) = record.command(&record.seeds) {
+                        p { "Reproduce, from the repository's root: " code #repro { (command) } }
+                    }
                     h2 { "Per build" }
                     table {
                         thead { tr { th { "build" } th { "image" } th { "runs" } @for c in &columns { th { (c.word()) } } th { "median run" } } }

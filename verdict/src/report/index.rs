@@ -309,11 +309,11 @@ pub fn render_index(dir: &Path) -> Result<Vec<Entry>> {
     }
     let list = entries(dir);
     let comparisons = super::comparison::find(dir);
-    std::fs::write(
-        dir.join("index.html"),
-        page(&list, &comparisons).into_string(),
+    crate::run_folder::write_file(
+        &dir.join("index.html"),
+        page(&list, &comparisons).into_string().as_bytes(),
     )
-    .map_err(|e| HarnessError::infra(format!("cannot write {}/index.html: {e}", dir.display())))?;
+    .map_err(|e| HarnessError::infra(e.to_string()))?;
     let runs: Vec<RunCases> = list
         .iter()
         .map(|e| RunCases {
@@ -330,9 +330,11 @@ pub fn render_index(dir: &Path) -> Result<Vec<Entry>> {
             preconditions: e.preconditions.clone(),
         })
         .collect();
-    std::fs::write(dir.join("junit.xml"), junit::junit(&runs, true)?).map_err(|e| {
-        HarnessError::infra(format!("cannot write {}/junit.xml: {e}", dir.display()))
-    })?;
+    crate::run_folder::write_file(
+        &dir.join("junit.xml"),
+        junit::junit(&runs, true)?.as_bytes(),
+    )
+    .map_err(|e| HarnessError::infra(e.to_string()))?;
     Ok(list)
 }
 

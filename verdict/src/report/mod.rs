@@ -19,7 +19,7 @@ pub mod violations;
 use std::path::Path;
 
 use crate::error::{HarnessError, Result};
-use crate::run_folder::{CheckInWords, Comparison, ReportSummary, COMPARE, REPORT};
+use crate::run_folder::{CheckInWords, Comparison, ReportSummary, COMPARE};
 use load::shown;
 
 pub use index::render_index;
@@ -46,7 +46,10 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
     let html = page::render(&model).into_string();
     let r = &run.result;
     let meta = &r.meta;
-    let folder = run_dir.display().to_string();
+    // Relative to the repository's root when the folder is inside it (summary.md, JUnit).
+    let folder = crate::run_folder::repo_relative(run_dir)
+        .display()
+        .to_string();
     let markdown = summary::run_summary(&model, &folder);
     let checks: Vec<CheckInWords> = model
         .checks
@@ -145,15 +148,15 @@ pub fn render(run_dir: &Path) -> Result<String> {
         eprintln!("note: {note}");
     }
     let write = |name: &str, body: &[u8]| {
-        std::fs::write(run_dir.join(name), body)
-            .map_err(|e| HarnessError::infra(format!("cannot write {name}: {e}")))
+        crate::run_folder::write_file(&run_dir.join(name), body)
+            .map_err(|e| HarnessError::infra(e.to_string()))
     };
     write("index.html", out.html.as_bytes())?;
     write("summary.md", out.markdown.as_bytes())?;
     write("junit.xml", out.junit.as_bytes())?;
     out.summary
         .write(run_dir)
-        .map_err(|e| HarnessError::infra(format!("cannot write {REPORT}: {e}")))?;
+        .map_err(|e| HarnessError::infra(e.to_string()))?;
     Ok(out.line)
 }
 
@@ -165,8 +168,8 @@ pub fn summary_of(dir: &Path) -> Result<String> {
     if std::fs::symlink_metadata(dir.join(COMPARE)).is_ok() {
         let record = Comparison::read(dir)?;
         let markdown = summary::comparison(dir, &record);
-        std::fs::write(dir.join("summary.md"), &markdown)
-            .map_err(|e| HarnessError::infra(format!("cannot write summary.md: {e}")))?;
+        crate::run_folder::write_file(&dir.join("summary.md"), markdown.as_bytes())
+            .map_err(|e| HarnessError::infra(e.to_string()))?;
         return Ok(markdown);
     }
     render(dir)?;

@@ -504,7 +504,7 @@ fn shrunk(s: &ShrinkSummary) -> Markup {
                 }
             }
             @if let Some(yaml) = &s.minimal_yaml {
-                p.files { "Play it: " code { "chaos run " (yaml.display()) } " (" a href="shrink/minimal.yaml" { "shrink/minimal.yaml" } ")" }
+                p.files { "Play it: " code { "chaos run " (crate::run_folder::shell_word(&yaml.display().to_string())) } " (" a href="shrink/minimal.yaml" { "shrink/minimal.yaml" } ")" }
             }
             details {
                 summary { (trials.len()) " trials, " (shown(&s.runs_used)) " runs of a budget of " (shown(&s.budget)) }

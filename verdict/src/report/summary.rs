@@ -167,7 +167,12 @@ pub fn run_summary(m: &Model, folder: &str) -> String {
         s,
         "- **Scenario:** {} (`{}`), seed {}",
         plain(&shown(&meta.scenario)),
-        shown(&meta.scenario_path.as_ref().map(|p| p.display())),
+        shown(
+            &meta
+                .scenario_path
+                .as_ref()
+                .map(|p| crate::run_folder::repo_relative(p).display().to_string())
+        ),
         shown(&meta.seed)
     );
     if let Some(c) = &r.confirmation_sentence {
@@ -271,7 +276,12 @@ pub fn comparison(dir: &Path, record: &Comparison) -> String {
     let _ = writeln!(
         s,
         "- **Scenario:** `{}`, seeds {}",
-        record.scenario_path.display(),
+        if record.scenario_path.is_absolute() {
+            crate::run_folder::repo_relative(&record.scenario_path)
+        } else {
+            record.scenario_path.clone()
+        }
+        .display(),
         seeds.join(", ")
     );
     for b in &record.builds {
@@ -289,13 +299,25 @@ pub fn comparison(dir: &Path, record: &Comparison) -> String {
             counts.join("; ")
         );
     }
+    match record.command(&record.seeds) {
+        Some(command) => {
+            let _ = writeln!(s, "- **Reproduce:** `{command}`");
+        }
+        // compare.json of an older chaos, which did not keep its builds' words.
+        None => {
+            let _ = writeln!(
+                s,
+                "- **Reproduce:** `chaos compare {} --seeds {}` with the same builds",
+                record.scenario_path.display(),
+                seeds.join(",")
+            );
+        }
+    }
     let _ = writeln!(
         s,
-        "- **Reproduce:** `chaos compare {} --seeds {}` with the same builds",
-        record.scenario_path.display(),
-        seeds.join(",")
+        "- **Full report:** {}/index.html",
+        crate::run_folder::repo_relative(dir).display()
     );
-    let _ = writeln!(s, "- **Full report:** {}/index.html", dir.display());
     for b in &record.builds {
         let failing = b.runs.iter().find(|r| r.class.counts_as("violation"));
         let Some(run) = failing else { continue };
@@ -305,7 +327,12 @@ pub fn comparison(dir: &Path, record: &Comparison) -> String {
         };
         let m = super::page::model(&loaded);
         let _ = writeln!(s, "\n#### On {} (seed {})\n", plain(&b.build), run.seed);
-        let body = run_summary(&m, &folder.display().to_string());
+        let body = run_summary(
+            &m,
+            &crate::run_folder::repo_relative(&folder)
+                .display()
+                .to_string(),
+        );
         // Its own heading left out: the build's heading stands for it.
         let body = body
             .split_once("\n\n")
