@@ -66,6 +66,10 @@ enum Command {
         /// Print the full result as JSON.
         #[arg(long)]
         json: bool,
+        /// Leave out the lines that cannot be read instead of refusing the history: they are
+        /// counted and named, and the verdict is never ok while any were left out (exit 2).
+        #[arg(long)]
+        lenient: bool,
     },
     /// Validate scenarios without starting anything.
     Lint {
@@ -281,7 +285,8 @@ async fn dispatch(cli: Cli) -> i32 {
             format,
             timeout,
             json,
-        } => checks::check_command(&path, model.as_deref(), &format, timeout, json),
+            lenient,
+        } => checks::check_command(&path, model.as_deref(), &format, timeout, json, lenient),
         Command::Lint { scenarios, scm_ha } => {
             Ok(lint(&scenarios, scenario::LoadOptions { scm_ha }))
         }

@@ -1,0 +1,174 @@
+//! Issue 43: never a silent pass, never a write outside the output folder. Each case is a
+//! command with the exit code and the message it must give (no Docker needed).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn chaos(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_chaos"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("chaos runs")
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = chaos(args);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = repo()
+        .join("target/tmp/never-silent")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn porcupine(name: &str) -> PathBuf {
+    let shared = std::env::var_os("CHAOS_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("../shared"));
+    let path = shared.join("histories/porcupine/jepsen").join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: set CHAOS_SHARED_DIR (docs/development.md)",
+        path.display()
+    );
+    path
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `- 1` made `-1` on line 9 of etcd_000.log: an error naming the file and line, not "ok";
+/// `--lenient` counts and names it and the verdict is unknown (exit 2), never ok.
+#[test]
+fn a_damaged_jepsen_log_line_is_an_error() {
+    let text = std::fs::read_to_string(porcupine("etcd_000.log")).unwrap();
+    let (code, out, _) = run(&[
+        "check",
+        "--model",
+        "cas-register",
+        s(&porcupine("etcd_000.log")),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let dir = scratch("damaged");
+    let damaged = dir.join("etcd_000.log");
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 8 {
+                l.replacen("- 1", "-1", 1)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(&damaged, lines.join("\n") + "\n").unwrap();
+    let (code, out, err) = run(&["check", "--model", "cas-register", s(&damaged)]);
+    assert_eq!(code, 254, "{out}{err}");
+    assert!(
+        err.contains("etcd_000.log: line 9: a jepsen.util line that is no event"),
+        "{err}"
+    );
+    let (code, out, err) = run(&["check", "--model", "cas-register", "--lenient", s(&damaged)]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("verdict: unknown"), "{out}");
+    assert!(
+        err.contains("1 unreadable line left out (--lenient): 9"),
+        "{err}"
+    );
+    // The last line cut off in the middle.
+    let cut = dir.join("cut.log");
+    std::fs::write(&cut, &text[..text.len() - 3]).unwrap();
+    let (code, _, err) = run(&["check", "--model", "cas-register", s(&cut)]);
+    assert_eq!(code, 254, "{err}");
+    let last = text.lines().count();
+    assert!(
+        err.contains(&format!("cut.log: line {last}: the event is cut short")),
+        "{err}"
+    );
+    // What is read is still illegal: that stands, with the line left out named.
+    let (code, out, err) = run(&["check", "--model", "cas-register", "--lenient", s(&cut)]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains(&format!("left out (--lenient): {last};")),
+        "{err}"
+    );
+}
+
+/// A damaged EDN line is an error naming the line, and `--lenient` never says ok.
+#[test]
+fn a_damaged_edn_line_is_an_error() {
+    let dir = scratch("edn");
+    let edn = dir.join("h.edn");
+    std::fs::write(
+        &edn,
+        "{:process 0, :type :invoke, :f :write, :value 1}\n{:process 0, :type :ok, :f :write, :value 1\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&["check", "--model", "register", s(&edn)]);
+    assert_eq!(code, 254, "{err}");
+    assert!(err.contains("h.edn: line 2"), "{err}");
+    let (code, out, err) = run(&["check", "--model", "register", "--lenient", s(&edn)]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("1 unreadable line left out (--lenient): 2"),
+        "{err}"
+    );
+}
+
+/// A completion timed before its invocation and an index given twice are errors naming the
+/// line; an operation that never completes stays indeterminate (ok, not an error).
+#[test]
+fn a_contradictory_history_is_an_error() {
+    let dir = scratch("contradictory");
+    let before = dir.join("before.jsonl");
+    std::fs::write(
+        &before,
+        "{\"index\":0,\"time\":5,\"process\":0,\"type\":\"invoke\",\"f\":\"write\",\"value\":1}\n\
+         {\"index\":1,\"time\":3,\"process\":0,\"type\":\"ok\",\"f\":\"write\",\"value\":1}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&["check", "--model", "register", s(&before)]);
+    assert_eq!(code, 254, "{err}");
+    assert!(
+        err.contains("before.jsonl: line 2: completion at time 3 is before its invocation at time 5 on line 1"),
+        "{err}"
+    );
+    let twice = dir.join("twice.jsonl");
+    std::fs::write(
+        &twice,
+        "{\"index\":0,\"time\":1,\"process\":0,\"type\":\"invoke\",\"f\":\"write\",\"value\":1}\n\
+         {\"index\":0,\"time\":3,\"process\":0,\"type\":\"ok\",\"f\":\"write\",\"value\":1}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&["check", "--model", "register", s(&twice)]);
+    assert_eq!(code, 254, "{err}");
+    assert!(
+        err.contains("twice.jsonl: line 2: index 0 is given twice (also on line 1)"),
+        "{err}"
+    );
+    let open = dir.join("open.jsonl");
+    std::fs::write(
+        &open,
+        "{\"index\":0,\"time\":1,\"process\":0,\"type\":\"invoke\",\"f\":\"write\",\"value\":1}\n\
+         {\"index\":1,\"time\":2,\"process\":1,\"type\":\"invoke\",\"f\":\"read\"}\n\
+         {\"index\":2,\"time\":3,\"process\":1,\"type\":\"ok\",\"f\":\"read\",\"value\":1}\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(&["check", "--model", "register", s(&open)]);
+    assert_eq!(code, 0, "{out}{err}");
+}
