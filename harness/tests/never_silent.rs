@@ -172,3 +172,94 @@ fn a_contradictory_history_is_an_error() {
     let (code, out, err) = run(&["check", "--model", "register", s(&open)]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// A scenario's text with its `name:` replaced.
+fn with_name(name: &str) -> String {
+    let text =
+        std::fs::read_to_string(repo().join("scenarios/etcd/crash-lose-unsynced.yaml")).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        if line.starts_with("name:") {
+            out.push_str(&format!("name: {name}\n"));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Every file and folder under `dir`.
+fn tree(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() && !p.is_symlink() {
+                stack.push(p.clone());
+            }
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `name:` is one safe path component of at most 100 characters: lint refuses every other
+/// (exit 254, the key `name` located, the value escaped and cut), and run and compare, given
+/// the same scenario, refuse it before writing anything, inside or outside their output folder.
+#[test]
+fn a_name_is_one_safe_path_component_and_nothing_is_written_outside() {
+    let dir = scratch("names");
+    let long = "x".repeat(100_000);
+    let cases: &[(&str, &str)] = &[
+        ("/tmp/abs-name", "has `/`"),
+        ("../../../../tmp/chaos-issue-43-escape", "has `/`"),
+        (".", "starts with `.`"),
+        ("..", "starts with `.`"),
+        ("\"\"", "the name is empty; a name is 1 to 100"),
+        ("\"a\\0b\"", "`a\\u{0}b` has `\\u{0}`"),
+        ("\"a\\Nb\"", "`a\\u{85}b` has `\\u{85}`"),
+        (
+            &long,
+            "the name is 100000 characters long; a name is at most 100",
+        ),
+    ];
+    for (i, (name, says)) in cases.iter().enumerate() {
+        let file = dir.join(format!("n{i}.yaml"));
+        std::fs::write(&file, with_name(name)).unwrap();
+        let (code, _, err) = run(&["lint", s(&file)]);
+        assert_eq!(code, 254, "{name}: {err}");
+        assert!(err.contains(":1:7: name: "), "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(err.len() < 400, "a long value is cut: {} bytes", err.len());
+        let out = dir.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let before = tree(&dir);
+        let (code, _, err) = run(&["run", s(&file), "--out", s(&out)]);
+        assert_eq!(code, 254, "{name}: {err}");
+        let (code, _, err) = run(&[
+            "compare",
+            s(&file),
+            "--build",
+            "set:A=1",
+            "--build",
+            "set:A=2",
+            "--seeds",
+            "1..2",
+            "--out",
+            s(&out),
+        ]);
+        assert_eq!(code, 254, "{name}: {err}");
+        assert_eq!(tree(&dir), before, "{name}: nothing written");
+    }
+    assert!(!Path::new("/tmp/abs-name").exists());
+    assert!(!Path::new("/tmp/chaos-issue-43-escape").exists());
+    // A good name of exactly 100 characters is one.
+    let file = dir.join("ok.yaml");
+    std::fs::write(&file, with_name(&"y".repeat(100))).unwrap();
+    let (code, _, err) = run(&["lint", s(&file)]);
+    assert_eq!(code, 0, "{err}");
+}
