@@ -127,8 +127,8 @@ struct RunArgs {
     #[arg(long, conflicts_with_all = ["seed", "repeat", "suite", "replay"])]
     seeds: Option<chaos::suite::SeedRange>,
     /// Plays each scenario this many times, with consecutive seeds (at least once: a run of
-    /// nothing is no pass).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    /// nothing is no pass; at most 10000, as for --seeds).
+    #[arg(long, default_value_t = 1, value_parser = parse_repeat)]
     repeat: u32,
     /// Where run folders go.
     #[arg(long, default_value = "reports")]
@@ -221,6 +221,21 @@ enum ImagesCommand {
         #[arg(long)]
         dist: Option<PathBuf>,
     },
+}
+
+/// `--repeat`: 1 to [`chaos::suite::SeedRange::MAX`] plays, like `--seeds`.
+fn parse_repeat(text: &str) -> Result<u32, String> {
+    let max = chaos::suite::SeedRange::MAX;
+    let shown = chaos_core::shown::shown(text);
+    let n: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("expects a whole number of plays from 1 to {max}; got {shown}"))?;
+    match n {
+        0 => Err("0 plays: a run of nothing is no pass; at least 1".into()),
+        n if n > max => Err(format!("{n} plays of each scenario; at most {max}")),
+        n => Ok(n as u32),
+    }
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -375,12 +390,13 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
             for c in &work.comparisons {
                 comparisons.push(c.prepare(&file, &options.out, options.ready_timeout)?);
             }
-            let list = work
+            let list: Vec<_> = work
                 .plays
                 .iter()
                 .map(|p| (p.scenario.clone(), Some(p.seed), Some(p.expect)))
                 .collect();
-            let played = run_many(list, &options).await?;
+            let loaded = load_all(list.iter().map(|(path, _, _)| path), &options)?;
+            let played = run_many(list, loaded, &options).await?;
             let mut compared = Vec::new();
             if played.worst != EXIT_INTERRUPTED {
                 for (compare_options, prepared) in comparisons {
@@ -402,6 +418,28 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
             Ok(played.held_to(&work, &compared))
         }
         None => {
+            // The plays are counted, and then every scenario is validated once, whatever the
+            // number of seeds, before any play starts.
+            let per_scenario = match &seed_list {
+                Some(range) => range.0.len() as u64,
+                None => u64::from(repeat),
+            };
+            let plays = per_scenario * scenarios.len() as u64;
+            if plays > chaos::suite::MAX_PLAYS {
+                return Err(HarnessError::BadInput(format!(
+                    "{} scenarios, {per_scenario} seeds each: {plays} plays; \
+                     a command plays at most {}",
+                    scenarios.len(),
+                    chaos::suite::MAX_PLAYS
+                )));
+            }
+            if let Some(first) = seed.filter(|s| s.checked_add(u64::from(repeat) - 1).is_none()) {
+                return Err(HarnessError::BadInput(format!(
+                    "--seed {first} with --repeat {repeat} goes past the largest seed, {}",
+                    u64::MAX
+                )));
+            }
+            let loaded = load_all(scenarios.iter(), &options)?;
             // Each scenario with each of its seeds: --seeds, or --repeat consecutive ones from
             // --seed (or the scenario's own), or once with its own seed.
             let mut list = Vec::new();
@@ -412,17 +450,26 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
                     (None, n) => {
                         let first = match seed {
                             Some(s) => s,
-                            None => scenario::load_with(path, load)
-                                .ok()
-                                .and_then(|s| s.spec.seed)
+                            None => loaded
+                                .iter()
+                                .find(|(p, _)| p == path)
+                                .and_then(|(_, s)| s.spec.seed)
                                 .unwrap_or(0),
                         };
+                        if first.checked_add(u64::from(n) - 1).is_none() {
+                            return Err(HarnessError::BadInput(format!(
+                                "{}: its seed {first} with --repeat {n} goes past the largest \
+                                 seed, {}",
+                                path.display(),
+                                u64::MAX
+                            )));
+                        }
                         (0..u64::from(n)).map(|i| Some(first + i)).collect()
                     }
                 };
                 list.extend(seeds.into_iter().map(|s| (path.clone(), s, None)));
             }
-            run_many(list, &options).await.map(|c| c.worst)
+            run_many(list, loaded, &options).await.map(|c| c.worst)
         }
     }
 }
@@ -515,19 +562,20 @@ struct ManyOptions {
     attach: Option<String>,
 }
 
-/// Plays each (scenario, seed, what a suite expects of it) in order; every scenario is
-/// validated before any container starts. With more than one play of a scenario it ends with
-/// the table of rates.
-async fn run_many(
-    list: Vec<(PathBuf, Option<u64>, Option<chaos::suite::Expect>)>,
+/// Validates each scenario once, however often it is named, before any container starts;
+/// every problem of every scenario is returned together.
+fn load_all<'a>(
+    paths: impl Iterator<Item = &'a PathBuf>,
     options: &ManyOptions,
-) -> Result<Played, HarnessError> {
+) -> Result<Vec<(PathBuf, scenario::LoadedScenario)>, HarnessError> {
     let mut loaded: Vec<(PathBuf, scenario::LoadedScenario)> = Vec::new();
     let mut problems = Vec::new();
-    for (path, _, _) in &list {
-        if loaded.iter().any(|(p, _)| p == path) {
+    let mut seen: Vec<&PathBuf> = Vec::new();
+    for path in paths {
+        if seen.contains(&path) {
             continue;
         }
+        seen.push(path);
         let attached =
             scenario::load_with(path, options.load).and_then(|mut s| match &options.attach {
                 Some(project) => s.attach_to(project).map(|()| s),
@@ -541,6 +589,17 @@ async fn run_many(
     if !problems.is_empty() {
         return Err(HarnessError::Scenario(problems));
     }
+    Ok(loaded)
+}
+
+/// Plays each (scenario, seed, what a suite expects of it) in order, on the scenarios
+/// [`load_all`] validated. With more than one play of a scenario it ends with the table of
+/// rates.
+async fn run_many(
+    list: Vec<(PathBuf, Option<u64>, Option<chaos::suite::Expect>)>,
+    mut loaded: Vec<(PathBuf, scenario::LoadedScenario)>,
+    options: &ManyOptions,
+) -> Result<Played, HarnessError> {
     // OZONE_DIST=PATH: the Ozone nodes run an image built from that distribution (built once).
     if let Some(dist) = std::env::var_os("OZONE_DIST").filter(|d| !d.is_empty()) {
         let docker = docker::connect().await?;

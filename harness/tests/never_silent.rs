@@ -263,3 +263,92 @@ fn a_name_is_one_safe_path_component_and_nothing_is_written_outside() {
     let (code, _, err) = run(&["lint", s(&file)]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// `--repeat` has a limit, the same as `--seeds` (10000), and so has a command's plays in all
+/// (100000): past them the command is refused before any work, with the flag and the limit
+/// named, exit 254 (`--repeat 4294967295` once aborted allocating 64 GiB); so is a `--seed`
+/// whose consecutive seeds go past the largest one (it once overflowed).
+#[test]
+fn counts_past_their_limits_are_refused_with_the_limit_named() {
+    let bad = "harness/tests/bad-scenarios/armed-after-a-later-step.yaml";
+    let many: Vec<&str> = std::iter::repeat_n(bad, 11).collect();
+    let mut eleven = vec!["run"];
+    eleven.extend(&many);
+    eleven.extend(["--seeds", "1..10000"]);
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", bad, "--repeat", "4294967295"],
+            "'--repeat <REPEAT>': 4294967295 plays of each scenario; at most 10000",
+        ),
+        (
+            &["run", bad, "--repeat", "10001"],
+            "10001 plays of each scenario; at most 10000",
+        ),
+        (
+            &["run", bad, "--repeat", "99999999999999999999999"],
+            "expects a whole number of plays from 1 to 10000",
+        ),
+        (
+            &["run", "--replay", "x", "--repeat", "10001"],
+            "at most 10000",
+        ),
+        (
+            &eleven,
+            "11 scenarios, 10000 seeds each: 110000 plays; a command plays at most 100000",
+        ),
+        (
+            &[
+                "run",
+                bad,
+                "--seed",
+                "18446744073709551615",
+                "--repeat",
+                "2",
+            ],
+            "--seed 18446744073709551615 with --repeat 2 goes past the largest seed",
+        ),
+    ];
+    for (args, says) in cases {
+        let started = std::time::Instant::now();
+        let (code, _, err) = run(args);
+        assert_eq!(code, 254, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(
+            !err.contains("faults[0]"),
+            "refused before validating: {err}"
+        );
+        assert!(
+            started.elapsed().as_secs() < 10,
+            "{args:?}: refused at once"
+        );
+    }
+    // The limit itself is allowed (the bad scenario then refuses the run).
+    let (code, _, err) = run(&["run", bad, "--repeat", "10000"]);
+    assert_eq!(code, 254, "{err}");
+    assert!(err.contains("faults[0].armed-after"), "{err}");
+}
+
+/// An invalid scenario is validated, and its error said, once per command: not once per seed
+/// (`--seeds 1..10000` printed the same error 10000 times) nor once per time it is named.
+#[test]
+fn a_bad_scenario_is_validated_once_per_command() {
+    let bad = "harness/tests/bad-scenarios/armed-after-a-later-step.yaml";
+    for args in [
+        &["run", bad, "--seeds", "1..10000"][..],
+        &["run", bad, "--repeat", "10000"],
+        &["run", bad, bad, "--repeat", "3"],
+        &["run", bad, "--seed", "5", "--repeat", "10000"],
+    ] {
+        let started = std::time::Instant::now();
+        let (code, out, err) = run(args);
+        assert_eq!(code, 254, "{args:?}: {err}");
+        assert_eq!(
+            err.matches("faults[0].armed-after").count(),
+            1,
+            "{args:?}: said once: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: nothing played: {out}");
+        assert!(started.elapsed().as_secs() < 10, "{args:?}: at once");
+    }
+}
