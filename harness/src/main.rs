@@ -90,6 +90,10 @@ enum Command {
         /// paste into a bug tracker.
         #[arg(long, conflicts_with = "index")]
         summary: bool,
+        /// Exit 0 for a run folder whose history or plan is missing or broken (the page says
+        /// so in its head either way); without it, such a folder exits 254.
+        #[arg(long, conflicts_with = "index")]
+        partial: bool,
     },
     /// Build images.
     Images {
@@ -309,7 +313,8 @@ async fn dispatch(cli: Cli) -> i32 {
             run_dir,
             index,
             summary,
-        } => report_command(run_dir, index, summary),
+            partial,
+        } => report_command(run_dir, index, summary, partial),
         Command::Images {
             command:
                 ImagesCommand::Build {
@@ -479,20 +484,38 @@ fn report_command(
     run_dir: Option<PathBuf>,
     index: Option<PathBuf>,
     summary: bool,
+    partial: bool,
 ) -> error::Result<i32> {
-    match (run_dir, index) {
-        (Some(dir), None) if summary => report::summary_of(&dir).map(|text| {
-            print!("{text}");
+    // A folder whose verdict rests on what could not be read: said on stderr, and no exit 0
+    // without --partial.
+    let held = |incomplete: &[String]| {
+        let word = if partial { "note" } else { "error" };
+        for i in incomplete {
+            eprintln!("{word}: incomplete: {i}");
+        }
+        if incomplete.is_empty() || partial {
             EXIT_OK
+        } else {
+            eprintln!(
+                "error: the report cannot vouch for this run's verdict (the page says so); \
+                 --partial accepts it"
+            );
+            EXIT_BAD_INPUT
+        }
+    };
+    match (run_dir, index) {
+        (Some(dir), None) if summary => report::summary_written(&dir).map(|(text, incomplete)| {
+            print!("{text}");
+            held(&incomplete)
         }),
         (_, Some(dir)) => report::render_index(&dir).map(|runs| {
             println!("{} ({} runs)", dir.join("index.html").display(), runs.len());
             EXIT_OK
         }),
-        (Some(run_dir), None) => report::render(&run_dir).map(|line| {
-            println!("{line}");
+        (Some(run_dir), None) => report::render_written(&run_dir).map(|written| {
+            println!("{}", written.line);
             println!("{}", run_dir.join("index.html").display());
-            EXIT_OK
+            held(&written.incomplete)
         }),
         (None, None) => Err(HarnessError::BadInput(
             "chaos report RUN_DIR or --index DIR".into(),

@@ -352,3 +352,85 @@ fn a_bad_scenario_is_validated_once_per_command() {
         assert!(started.elapsed().as_secs() < 10, "{args:?}: at once");
     }
 }
+
+/// A copy of the recorded stale-reads run folder (a violation).
+fn run_folder_copy(name: &str) -> PathBuf {
+    let from = repo().join("harness/tests/fixtures/runs/etcd-stale-reads/20261129T194844Z-s1");
+    let to = scratch(name).join("run");
+    std::fs::create_dir_all(to.join("logs")).unwrap();
+    for file in [
+        "history.jsonl",
+        "faults.jsonl",
+        "plan.json",
+        "result.json",
+        "scenario.yaml",
+    ] {
+        std::fs::copy(from.join(file), to.join(file)).unwrap();
+    }
+    to
+}
+
+/// `chaos report` on a folder whose history is missing, or whose plan.json is broken, no longer
+/// exits 0 with "0 ops" and a violation sentence: it names what it could not read on stderr
+/// and in the page's head (and summary.md), and exits 254 unless `--partial`. A run that ended
+/// before its checks (an error) needs no history.
+#[test]
+fn a_report_never_vouches_for_a_folder_it_could_not_read() {
+    let missing = run_folder_copy("no-history");
+    std::fs::remove_file(missing.join("history.jsonl")).unwrap();
+    let broken_plan = run_folder_copy("broken-plan");
+    std::fs::write(broken_plan.join("plan.json"), "{\"steps\": 3").unwrap();
+    let cases = [
+        (
+            &missing,
+            "history.jsonl: missing, and the run's verdict (illegal) was checked on it",
+        ),
+        (&broken_plan, "plan.json: "),
+    ];
+    for (dir, says) in cases {
+        let (code, out, err) = run(&["report", s(dir)]);
+        assert_eq!(code, 254, "{out}{err}");
+        assert!(
+            err.contains("error: incomplete: ") && err.contains(says),
+            "{err}"
+        );
+        assert!(err.contains("--partial"), "{err}");
+        assert!(
+            out.contains("(incomplete: the folder could not be read in full)"),
+            "{out}"
+        );
+        let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+        let head =
+            &page[page.find("id=\"summary\"").unwrap()..page.find("id=\"verdict\"").unwrap()];
+        assert!(head.contains("Incomplete: "), "{head}");
+        assert!(head.contains(says), "{head}");
+        assert!(head.contains("s-unknown"), "no violation border: {head}");
+        let (code, out, err) = run(&["report", s(dir), "--summary"]);
+        assert_eq!(code, 254, "{err}");
+        assert!(
+            out.contains("**Incomplete:**") && out.contains(says),
+            "{out}"
+        );
+        let (code, _, err) = run(&["report", s(dir), "--partial"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("note: incomplete: ") && err.contains(says),
+            "{err}"
+        );
+    }
+    // An intact folder, and a run that failed before its workload, say nothing of the kind.
+    let intact = run_folder_copy("intact");
+    let (code, _, err) = run(&["report", s(&intact)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("incomplete"), "{err}");
+    let errored = run_folder_copy("errored");
+    std::fs::remove_file(errored.join("history.jsonl")).unwrap();
+    let result = std::fs::read_to_string(errored.join("result.json")).unwrap();
+    let mut result: serde_json::Value = serde_json::from_str(&result).unwrap();
+    result["verdict"] = "error".into();
+    result["error"] = "etcd1 never became ready".into();
+    std::fs::write(errored.join("result.json"), result.to_string()).unwrap();
+    let (code, _, err) = run(&["report", s(&errored)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("incomplete"), "{err}");
+}
