@@ -508,8 +508,19 @@ fn report_command(
             print!("{text}");
             held(&incomplete)
         }),
-        (_, Some(dir)) => report::render_index(&dir).map(|runs| {
-            println!("{} ({} runs)", dir.join("index.html").display(), runs.len());
+        (_, Some(dir)) => report::index::render_index_skipping(&dir).map(|(runs, skipped)| {
+            for s in &skipped {
+                eprintln!("skipped: {s}");
+            }
+            let skipped = match skipped.len() {
+                0 => String::new(),
+                n => format!(", {n} folders skipped"),
+            };
+            println!(
+                "{} ({} runs{skipped})",
+                dir.join("index.html").display(),
+                runs.len()
+            );
             EXIT_OK
         }),
         (Some(run_dir), None) => report::render_written(&run_dir).map(|written| {

@@ -434,3 +434,51 @@ fn a_report_never_vouches_for_a_folder_it_could_not_read() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("incomplete"), "{err}");
 }
+
+/// `chaos report --index` lists, on stderr and on the page, each folder it left out and why: a
+/// run folder whose result.json is broken, a comparison whose compare.json is, and folders
+/// more than 8 levels deep (it once dropped them without a word).
+#[test]
+fn the_index_lists_what_it_skipped_and_why() {
+    let dir = scratch("index");
+    let good = run_folder_copy("index-run");
+    let copy = |to: &Path| {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(&good).unwrap().flatten() {
+            if e.path().is_file() {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    };
+    copy(&dir.join("etcd/ok"));
+    copy(&dir.join("etcd/broken"));
+    std::fs::write(dir.join("etcd/broken/result.json"), "{\"scenario\": 3").unwrap();
+    copy(&dir.join("a/b/c/d/e/f/g/h/i/deep"));
+    std::fs::create_dir_all(dir.join("cmp/x")).unwrap();
+    std::fs::write(dir.join("cmp/x/compare.json"), "[]").unwrap();
+    let (code, out, err) = run(&["report", "--index", s(&dir)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("(1 runs, 3 folders skipped)"), "{out}");
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    for says in [
+        "`etcd/broken/result.json`: not JSON",
+        "`cmp/x/compare.json`: expected a JSON object",
+        "`a/b/c/d/e/f/g/h`: the folders inside are more than 8 levels deep; not searched",
+    ] {
+        assert!(err.contains(&format!("skipped: {says}")), "{says}: {err}");
+        assert!(page.contains(says), "{says}: the page lists it");
+    }
+    assert!(page.contains("Skipped: 3 folders not listed"));
+    // A folder with nothing wrong skips nothing.
+    std::fs::remove_dir_all(dir.join("etcd/broken")).unwrap();
+    std::fs::remove_dir_all(dir.join("cmp")).unwrap();
+    std::fs::remove_dir_all(dir.join("a")).unwrap();
+    let (code, out, err) = run(&["report", "--index", s(&dir)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !err.contains("skipped") && !out.contains("skipped"),
+        "{out}{err}"
+    );
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(!page.contains("id=\"skipped\""));
+}
