@@ -245,6 +245,21 @@ impl History {
                             "completion f {:?} for process {} does not match its invocation f {:?}",
                             e.f, e.process, ops[id].f
                         )),
+                        // Times are monotonic from the run's start (0: unknown): a completion
+                        // before its invocation contradicts the history's own clock.
+                        Some(&id)
+                            if e.time != 0
+                                && ops[id].invoke_time != 0
+                                && e.time < ops[id].invoke_time =>
+                        {
+                            Some(format!(
+                                "completion at time {} is before its invocation at time {}{} (process {}): the history contradicts itself",
+                                e.time,
+                                ops[id].invoke_time,
+                                if ops[id].line > 0 { format!(" on line {}", ops[id].line) } else { String::new() },
+                                e.process
+                            ))
+                        }
                         Some(_) => None,
                     };
                     if let Some(message) = unpaired {

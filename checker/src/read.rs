@@ -193,6 +193,7 @@ pub fn read_history_with(path: &Path, options: &ReadOptions) -> Result<ReadHisto
     let mut events = Vec::new();
     let mut lines = Vec::new();
     let mut skipped = Vec::new();
+    let mut seen = Indices::default();
     let mut n = 0;
     // A line cut short, refused only if another line follows it.
     let mut cut: Option<(usize, ReadError)> = None;
@@ -228,7 +229,7 @@ pub fn read_history_with(path: &Path, options: &ReadOptions) -> Result<ReadHisto
             let bytes = std::fs::read(path).map_err(ReadError::Io)?;
             return whole(&bytes, format, lenient);
         }
-        match push_line(format, t, n, &mut events, &mut lines) {
+        match push_line(format, t, n, &mut events, &mut lines, &mut seen) {
             Err(_) if lenient => skipped.push(n),
             Err(e) if options.tolerate_cut_tail && e.is_cut_short() => cut = Some((n, e)),
             other => other?,
@@ -289,6 +290,9 @@ fn detect_bytes(bytes: &[u8]) -> Result<Format, ReadError> {
     }
 }
 
+/// The indices given so far, with the line that gave each.
+type Indices = crate::fx::FxHashMap<u64, usize>;
+
 /// Parses one non-blank line and keeps its event, if it has one.
 fn push_line(
     format: Format,
@@ -296,9 +300,27 @@ fn push_line(
     n: usize,
     events: &mut Vec<Event>,
     lines: &mut Vec<usize>,
+    seen: &mut Indices,
 ) -> Result<(), ReadError> {
     let ev = match format {
-        Format::Jsonl => Some(parse_json_line(t, n)?),
+        Format::Jsonl => {
+            let ev = parse_json_line(t, n)?;
+            // An index given twice: two events claim one place in the history. (A history
+            // without indices numbers nothing, so only a line that gives one is held to it.)
+            if t.contains("\"index\"") {
+                if let Some(&first) = seen.get(&ev.index) {
+                    return Err(ReadError::at(
+                        n,
+                        format!(
+                            "index {} is given twice (also on line {first}): the history contradicts itself",
+                            ev.index
+                        ),
+                    ));
+                }
+                seen.insert(ev.index, n);
+            }
+            Some(ev)
+        }
         Format::Edn => parse_edn_line(t, n)?,
         Format::JepsenLog => parse_log_line(t, n)?,
         Format::Auto => unreachable!("resolved by the caller"),
@@ -345,10 +367,30 @@ fn parse_text(
     let mut events = Vec::new();
     let mut lines = Vec::new();
     let mut skipped = Vec::new();
+    let mut seen = Indices::default();
+    // A Jepsen log's last line without its line end may be cut short anywhere, even where
+    // what is left still reads (`:ok :read 4` of `:ok :read 42`): it is refused, not guessed.
+    let mut text = text;
+    if format == Format::JepsenLog && !text.is_empty() && !text.ends_with('\n') {
+        let start = text.rfind('\n').map_or(0, |i| i + 1);
+        if !text[start..].trim().is_empty() {
+            let line = 1 + text[..start].matches('\n').count();
+            if !lenient {
+                return Err(ReadError::at(
+                    line,
+                    format!(
+                        "{CUT_SHORT}: the last line has no line end, so it may end early (a writer stopped mid-line); if it is whole, end it with a line end"
+                    ),
+                ));
+            }
+            skipped.push(line);
+            text = &text[..start];
+        }
+    }
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
         if !t.is_empty() {
-            match push_line(format, t, i + 1, &mut events, &mut lines) {
+            match push_line(format, t, i + 1, &mut events, &mut lines, &mut seen) {
                 Err(_) if lenient => skipped.push(i + 1),
                 other => other?,
             }
@@ -557,6 +599,13 @@ fn timed_out_fail(mut ev: Event) -> Event {
 /// other log output and skipped; nemesis lines are skipped.
 fn parse_log_line(line: &str, n: usize) -> Result<Option<Event>, ReadError> {
     let Some(pos) = line.find("jepsen.util - ") else {
+        // Jepsen's log holds other loggers' lines; a jepsen.util line is an event or damaged.
+        if line.contains("jepsen.util") {
+            return Err(ReadError::at(
+                n,
+                "a jepsen.util line that is no event: expected `jepsen.util - PROCESS<tab>:TYPE<tab>:F<tab>VALUE`",
+            ));
+        }
         return Ok(None);
     };
     let rest = &line[pos + "jepsen.util - ".len()..];

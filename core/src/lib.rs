@@ -10,3 +10,4 @@ pub mod error;
 pub mod rates;
 pub mod redact;
 pub mod run_folder;
+pub mod shown;

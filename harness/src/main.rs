@@ -66,6 +66,10 @@ enum Command {
         /// Print the full result as JSON.
         #[arg(long)]
         json: bool,
+        /// Leave out the lines that cannot be read instead of refusing the history: they are
+        /// counted and named, and the verdict is never ok while any were left out (exit 2).
+        #[arg(long)]
+        lenient: bool,
     },
     /// Validate scenarios without starting anything.
     Lint {
@@ -86,6 +90,10 @@ enum Command {
         /// paste into a bug tracker.
         #[arg(long, conflicts_with = "index")]
         summary: bool,
+        /// Exit 0 for a run folder whose history or plan is missing or broken (the page says
+        /// so in its head either way); without it, such a folder exits 254.
+        #[arg(long, conflicts_with = "index")]
+        partial: bool,
     },
     /// Build images.
     Images {
@@ -123,8 +131,8 @@ struct RunArgs {
     #[arg(long, conflicts_with_all = ["seed", "repeat", "suite", "replay"])]
     seeds: Option<chaos::suite::SeedRange>,
     /// Plays each scenario this many times, with consecutive seeds (at least once: a run of
-    /// nothing is no pass).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    /// nothing is no pass; at most 10000, as for --seeds).
+    #[arg(long, default_value_t = 1, value_parser = parse_repeat)]
     repeat: u32,
     /// Where run folders go.
     #[arg(long, default_value = "reports")]
@@ -219,6 +227,21 @@ enum ImagesCommand {
     },
 }
 
+/// `--repeat`: 1 to [`chaos::suite::SeedRange::MAX`] plays, like `--seeds`.
+fn parse_repeat(text: &str) -> Result<u32, String> {
+    let max = chaos::suite::SeedRange::MAX;
+    let shown = chaos_core::shown::shown(text);
+    let n: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("expects a whole number of plays from 1 to {max}; got {shown}"))?;
+    match n {
+        0 => Err("0 plays: a run of nothing is no pass; at least 1".into()),
+        n if n > max => Err(format!("{n} plays of each scenario; at most {max}")),
+        n => Ok(n as u32),
+    }
+}
+
 fn parse_duration(text: &str) -> Result<Duration, String> {
     scenario::units::parse_duration(text)
 }
@@ -281,7 +304,8 @@ async fn dispatch(cli: Cli) -> i32 {
             format,
             timeout,
             json,
-        } => checks::check_command(&path, model.as_deref(), &format, timeout, json),
+            lenient,
+        } => checks::check_command(&path, model.as_deref(), &format, timeout, json, lenient),
         Command::Lint { scenarios, scm_ha } => {
             Ok(lint(&scenarios, scenario::LoadOptions { scm_ha }))
         }
@@ -289,7 +313,8 @@ async fn dispatch(cli: Cli) -> i32 {
             run_dir,
             index,
             summary,
-        } => report_command(run_dir, index, summary),
+            partial,
+        } => report_command(run_dir, index, summary, partial),
         Command::Images {
             command:
                 ImagesCommand::Build {
@@ -375,12 +400,13 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
             for c in &work.comparisons {
                 comparisons.push(c.prepare(&file, &options.out, options.ready_timeout)?);
             }
-            let list = work
+            let list: Vec<_> = work
                 .plays
                 .iter()
                 .map(|p| (p.scenario.clone(), Some(p.seed), Some(p.expect)))
                 .collect();
-            let played = run_many(list, &options).await?;
+            let loaded = load_all(list.iter().map(|(path, _, _)| path), &options)?;
+            let played = run_many(list, loaded, &options).await?;
             let mut compared = Vec::new();
             if played.worst != EXIT_INTERRUPTED {
                 for (compare_options, prepared) in comparisons {
@@ -402,6 +428,28 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
             Ok(played.held_to(&work, &compared))
         }
         None => {
+            // The plays are counted, and then every scenario is validated once, whatever the
+            // number of seeds, before any play starts.
+            let per_scenario = match &seed_list {
+                Some(range) => range.0.len() as u64,
+                None => u64::from(repeat),
+            };
+            let plays = per_scenario * scenarios.len() as u64;
+            if plays > chaos::suite::MAX_PLAYS {
+                return Err(HarnessError::BadInput(format!(
+                    "{} scenarios, {per_scenario} seeds each: {plays} plays; \
+                     a command plays at most {}",
+                    scenarios.len(),
+                    chaos::suite::MAX_PLAYS
+                )));
+            }
+            if let Some(first) = seed.filter(|s| s.checked_add(u64::from(repeat) - 1).is_none()) {
+                return Err(HarnessError::BadInput(format!(
+                    "--seed {first} with --repeat {repeat} goes past the largest seed, {}",
+                    u64::MAX
+                )));
+            }
+            let loaded = load_all(scenarios.iter(), &options)?;
             // Each scenario with each of its seeds: --seeds, or --repeat consecutive ones from
             // --seed (or the scenario's own), or once with its own seed.
             let mut list = Vec::new();
@@ -412,17 +460,26 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
                     (None, n) => {
                         let first = match seed {
                             Some(s) => s,
-                            None => scenario::load_with(path, load)
-                                .ok()
-                                .and_then(|s| s.spec.seed)
+                            None => loaded
+                                .iter()
+                                .find(|(p, _)| p == path)
+                                .and_then(|(_, s)| s.spec.seed)
                                 .unwrap_or(0),
                         };
+                        if first.checked_add(u64::from(n) - 1).is_none() {
+                            return Err(HarnessError::BadInput(format!(
+                                "{}: its seed {first} with --repeat {n} goes past the largest \
+                                 seed, {}",
+                                path.display(),
+                                u64::MAX
+                            )));
+                        }
                         (0..u64::from(n)).map(|i| Some(first + i)).collect()
                     }
                 };
                 list.extend(seeds.into_iter().map(|s| (path.clone(), s, None)));
             }
-            run_many(list, &options).await.map(|c| c.worst)
+            run_many(list, loaded, &options).await.map(|c| c.worst)
         }
     }
 }
@@ -432,20 +489,49 @@ fn report_command(
     run_dir: Option<PathBuf>,
     index: Option<PathBuf>,
     summary: bool,
+    partial: bool,
 ) -> error::Result<i32> {
+    // A folder whose verdict rests on what could not be read: said on stderr, and no exit 0
+    // without --partial.
+    let held = |incomplete: &[String]| {
+        let word = if partial { "note" } else { "error" };
+        for i in incomplete {
+            eprintln!("{word}: incomplete: {i}");
+        }
+        if incomplete.is_empty() || partial {
+            EXIT_OK
+        } else {
+            eprintln!(
+                "error: the report cannot vouch for this run's verdict (the page says so); \
+                 --partial accepts it"
+            );
+            EXIT_BAD_INPUT
+        }
+    };
     match (run_dir, index) {
-        (Some(dir), None) if summary => report::summary_of(&dir).map(|text| {
+        (Some(dir), None) if summary => report::summary_written(&dir).map(|(text, incomplete)| {
             print!("{text}");
+            held(&incomplete)
+        }),
+        (_, Some(dir)) => report::index::render_index_skipping(&dir).map(|(runs, skipped)| {
+            for s in &skipped {
+                eprintln!("skipped: {s}");
+            }
+            let skipped = match skipped.len() {
+                0 => String::new(),
+                n => format!(", {n} folders skipped"),
+            };
+            println!(
+                "{} ({} runs{skipped})",
+                dir.join("index.html").display(),
+                runs.len()
+            );
             EXIT_OK
         }),
-        (_, Some(dir)) => report::render_index(&dir).map(|runs| {
-            println!("{} ({} runs)", dir.join("index.html").display(), runs.len());
-            EXIT_OK
-        }),
-        (Some(run_dir), None) => report::render(&run_dir).map(|line| {
-            println!("{line}");
+        (Some(run_dir), None) => report::render_written(&run_dir).map(|written| {
+            println!("{}", written.line);
             println!("{}", run_dir.join("index.html").display());
-            EXIT_OK
+            held(&written.incomplete)
         }),
         (None, None) => Err(HarnessError::BadInput(
             "chaos report RUN_DIR or --index DIR".into(),
@@ -515,19 +601,20 @@ struct ManyOptions {
     attach: Option<String>,
 }
 
-/// Plays each (scenario, seed, what a suite expects of it) in order; every scenario is
-/// validated before any container starts. With more than one play of a scenario it ends with
-/// the table of rates.
-async fn run_many(
-    list: Vec<(PathBuf, Option<u64>, Option<chaos::suite::Expect>)>,
+/// Validates each scenario once, however often it is named, before any container starts;
+/// every problem of every scenario is returned together.
+fn load_all<'a>(
+    paths: impl Iterator<Item = &'a PathBuf>,
     options: &ManyOptions,
-) -> Result<Played, HarnessError> {
+) -> Result<Vec<(PathBuf, scenario::LoadedScenario)>, HarnessError> {
     let mut loaded: Vec<(PathBuf, scenario::LoadedScenario)> = Vec::new();
     let mut problems = Vec::new();
-    for (path, _, _) in &list {
-        if loaded.iter().any(|(p, _)| p == path) {
+    let mut seen: Vec<&PathBuf> = Vec::new();
+    for path in paths {
+        if seen.contains(&path) {
             continue;
         }
+        seen.push(path);
         let attached =
             scenario::load_with(path, options.load).and_then(|mut s| match &options.attach {
                 Some(project) => s.attach_to(project).map(|()| s),
@@ -541,6 +628,17 @@ async fn run_many(
     if !problems.is_empty() {
         return Err(HarnessError::Scenario(problems));
     }
+    Ok(loaded)
+}
+
+/// Plays each (scenario, seed, what a suite expects of it) in order, on the scenarios
+/// [`load_all`] validated. With more than one play of a scenario it ends with the table of
+/// rates.
+async fn run_many(
+    list: Vec<(PathBuf, Option<u64>, Option<chaos::suite::Expect>)>,
+    mut loaded: Vec<(PathBuf, scenario::LoadedScenario)>,
+    options: &ManyOptions,
+) -> Result<Played, HarnessError> {
     // OZONE_DIST=PATH: the Ozone nodes run an image built from that distribution (built once).
     if let Some(dist) = std::env::var_os("OZONE_DIST").filter(|d| !d.is_empty()) {
         let docker = docker::connect().await?;

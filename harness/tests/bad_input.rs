@@ -215,15 +215,21 @@ fn run_folders_are_read_only_inside_themselves() {
     let (code, err) = code_and_stderr(&chaos(&["check", &run.to_string_lossy()]));
     assert_eq!(code, 254, "{err}");
     assert!(err.contains("leads out of the run folder"), "{err}");
-    // The report does not read it either, and says so rather than show an empty history.
+    // The report does not read it either, and says so rather than show an empty history:
+    // 254, as the verdict rests on it, unless --partial.
     let (code, err) = code_and_stderr(&chaos(&["report", &run.to_string_lossy()]));
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 254, "{err}");
     assert!(
         err.contains("history.jsonl: leads out of the run folder"),
         "{err}"
     );
     let page = std::fs::read_to_string(run.join("index.html")).unwrap();
-    assert!(page.contains("not read: "), "the page notes it");
+    assert!(
+        page.contains("Incomplete: "),
+        "the page says it in its head"
+    );
+    let (code, err) = code_and_stderr(&chaos(&["report", &run.to_string_lossy(), "--partial"]));
+    assert_eq!(code, 0, "{err}");
     assert!(!page.contains("root:x:0:0"), "nothing of /etc/passwd");
 }
 
@@ -309,8 +315,9 @@ fn a_suite_with_a_wrong_comparison_is_refused() {
     }
 }
 
-/// A history cut short by a harness that died mid-line is still checked, and says so; a bad
-/// line elsewhere names its line and column; the report names the lines it could not read.
+/// A history cut short by a harness that died mid-line is still checked and reported, and says
+/// so; a bad line elsewhere names its line and column; the report names the lines it could not
+/// read, and exits 254 for them unless `--partial`.
 #[test]
 fn a_cut_history_is_still_checkable() {
     let run = run_folder_copy("cut");
@@ -322,6 +329,12 @@ fn a_cut_history_is_still_checkable() {
     let (code, err) = code_and_stderr(&out);
     assert_eq!(code, 1, "the stale reads are still found: {err}");
     assert!(err.contains(&format!("line {lines} is cut short")), "{err}");
+    let (code, err) = code_and_stderr(&chaos(&["report", &run.to_string_lossy()]));
+    assert_eq!(code, 0, "a cut last line is no broken history: {err}");
+    assert!(
+        err.contains("could not be read") && !err.contains("incomplete"),
+        "{err}"
+    );
     // The same line in the middle is no crash of a writer: refused, with line and column.
     let mut middle: Vec<&str> = history.lines().collect();
     let broken = &middle[4][..30];
@@ -333,7 +346,15 @@ fn a_cut_history_is_still_checkable() {
         err.contains("line 5, column 30: the event is cut short"),
         "{err}"
     );
+    // The report shows what reads, but cannot vouch for the verdict: 254 unless --partial.
     let out = chaos(&["report", &run.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(254));
+    let (_, err) = code_and_stderr(&out);
+    assert!(
+        err.contains("error: incomplete: ") && err.contains("line 5, column 30"),
+        "{err}"
+    );
+    let out = chaos(&["report", &run.to_string_lossy(), "--partial"]);
     assert_eq!(out.status.code(), Some(0));
     let page = std::fs::read_to_string(run.join("index.html")).unwrap();
     // Line 6 completes the operation whose invocation line 5 lost.

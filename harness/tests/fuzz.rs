@@ -341,7 +341,7 @@ proptest! {
         let name = ["history.jsonl", "faults.jsonl", "plan.json", "result.json", "scenario.yaml", "report.json"][file];
         let original = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
         std::fs::write(dir.join(name), apply(&original, &edits)).unwrap();
-        let _ = chaos::checks::check_path(&dir, None, "auto", Some(std::time::Duration::from_millis(200)));
+        let _ = chaos::checks::check_path(&dir, None, "auto", Some(std::time::Duration::from_millis(200)), false);
         let _ = chaos::report::render(&dir);
         if let Ok(recorded) = chaos::replay::RecordedRun::read(&dir) {
             let text = recorded.scenario_text(&recorded.schedule, "# fuzz\n");

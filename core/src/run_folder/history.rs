@@ -49,6 +49,24 @@ pub fn read_history(run_dir: &Path) -> Result<History> {
     Ok(read.history)
 }
 
+/// Why a check would refuse the run folder's history, in the check's words; None when it reads
+/// (a last line cut short aside, which a check leaves out). The report asks this of a history
+/// with lines it could not read: a cut last line is a note, anything else makes it incomplete.
+pub fn history_refused(run_dir: &Path) -> Option<String> {
+    let shown = run_dir.join(HISTORY);
+    let options = ReadOptions {
+        tolerate_cut_tail: true,
+        ..ReadOptions::strict(Format::Jsonl)
+    };
+    let path = match super::path_inside(run_dir, HISTORY) {
+        Ok(path) => path,
+        Err(e) => return Some(e),
+    };
+    checker::read_history_with(&path, &options)
+        .err()
+        .map(|e| format!("{}: {e}", shown.display()))
+}
+
 /// A run folder's history as the report shows it: what reads, with the (1-based) lines that do
 /// not ([`ReadOptions::lenient`]: a line that is no event, a completion without its invocation).
 /// An error only when the file cannot be read at all (missing, outside the folder, too large).

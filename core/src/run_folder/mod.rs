@@ -37,7 +37,7 @@ pub use faults::{
     parse_faults, read_faults, FaultEvent, FaultLog, Grudge, NodeExit, Phase, FAULTS,
 };
 pub use fencing::{read_fencing, FencingLine, FencingLog, Probe, FENCING, PROBE};
-pub use history::{read_history, read_history_lenient, HistoryLog, HISTORY};
+pub use history::{history_refused, read_history, read_history_lenient, HistoryLog, HISTORY};
 pub use meta::{Attach, RunMeta, RESULT};
 pub use plan::{read_plan, PlannedFiring, PlannedFollowUp, PlannedStep, RecordedPlan, PLAN};
 pub use report::{CheckInWords, ReportSummary, REPORT};

@@ -408,6 +408,16 @@ impl ComposeFile {
             }
         }
         for (name, service) in &file.services {
+            // A node's log is `logs/<node>.log` in the run folder: its name is one safe
+            // path component, as a scenario's name is.
+            let node = service.x_chaos.node.as_deref().unwrap_or(name);
+            if let Some(problem) = crate::scenario::name_problem(node) {
+                return Err(ComposeError(format!(
+                    "{}: service `{}`: the node name {problem}",
+                    path.display(),
+                    chaos_core::shown::shown(name).trim_matches('`')
+                )));
+            }
             if service.image.is_none() {
                 return Err(ComposeError(format!(
                     "{}: service `{name}` needs an image (the harness names and builds images by tag)",

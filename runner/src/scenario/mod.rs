@@ -35,6 +35,8 @@ pub use workload::*;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// One safe path component (the run folder is `OUT/NAME/...`): see [`scenario_name`].
+    #[serde(deserialize_with = "scenario_name")]
     pub name: String,
     #[serde(default)]
     pub description: String,
@@ -704,6 +706,51 @@ pub fn user_key_path(path: &str) -> String {
         }
     }
     out.join(".")
+}
+
+/// The longest `name:`, in characters (a path component; file systems allow 255 bytes).
+pub const MAX_NAME_CHARS: usize = 100;
+
+/// Whether `name` is a scenario name: 1 to [`MAX_NAME_CHARS`] letters, digits, `-`, `_`
+/// and `.`, starting with a letter or digit. It is one component of the run folder's path, so
+/// `/`, `..`, `.`, an absolute path or an empty name could write outside the output folder.
+pub fn name_problem(name: &str) -> Option<String> {
+    let allowed = "letters, digits, `-`, `_` and `.`, starting with a letter or digit";
+    let n = name.chars().count();
+    if name.is_empty() {
+        Some(format!(
+            "is empty; a name is 1 to {MAX_NAME_CHARS} {allowed}"
+        ))
+    } else if n > MAX_NAME_CHARS {
+        Some(format!(
+            "is {n} characters long; a name is at most {MAX_NAME_CHARS} ({allowed})"
+        ))
+    } else if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        Some(format!(
+            "{} has {}, which a name may not have: a name is one folder of the run folder's path, of {allowed}",
+            chaos_core::shown::shown(name),
+            chaos_core::shown::shown(&c.to_string())
+        ))
+    } else if !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        Some(format!(
+            "{} starts with `{}`: a name is {allowed}",
+            chaos_core::shown::shown(name),
+            &name[..1]
+        ))
+    } else {
+        None
+    }
+}
+
+fn scenario_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let name = String::deserialize(d)?;
+    match name_problem(&name) {
+        Some(problem) => Err(serde::de::Error::custom(format!("the name {problem}"))),
+        None => Ok(name),
+    }
 }
 
 /// Parses the YAML, keeping the key path of the first error (serde_path_to_error) and the

@@ -99,11 +99,16 @@ fn read_run_history(run_dir: &Path) -> Result<History> {
 
 /// A history file recorded elsewhere: read in the format asked for (or the one `auto`
 /// detects, said on stderr); a file with no event in it is an error, not an empty pass.
-fn read_history_file(path: &Path, format: &str) -> Result<History> {
+fn read_history_file(path: &Path, format: &str, lenient: bool) -> Result<(History, Vec<usize>)> {
     let asked: Format = format
         .parse()
         .map_err(|e: String| HarnessError::BadInput(e))?;
-    let read = checker::read_history_with(path, &checker::ReadOptions::strict(asked))
+    let options = if lenient {
+        checker::ReadOptions::lenient(asked)
+    } else {
+        checker::ReadOptions::strict(asked)
+    };
+    let read = checker::read_history_with(path, &options)
         .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
     if asked == Format::Auto {
         eprintln!(
@@ -125,7 +130,7 @@ fn read_history_file(path: &Path, format: &str) -> Result<History> {
             Format::NAMES.join(", ")
         )));
     }
-    Ok(read.history)
+    Ok((read.history, read.skipped))
 }
 
 /// Checks a finished run and writes result.json.
@@ -411,6 +416,8 @@ pub struct CheckedPath {
     pub operations: usize,
     /// A run folder's preconditions and confirmation.
     pub confirmed: Option<Confirmed>,
+    /// The (1-based) lines that could not be read and were left out (`--lenient` only).
+    pub skipped: Vec<usize>,
 }
 
 impl CheckedPath {
@@ -433,6 +440,26 @@ struct CheckOutput<'a> {
     confirmation: Option<Confirmation>,
     #[serde(skip_serializing_if = "Option::is_none")]
     confirmation_sentence: Option<String>,
+    /// The lines `--lenient` left out.
+    #[serde(skip_serializing_if = "<[usize]>::is_empty")]
+    skipped_lines: &'a [usize],
+}
+
+/// The lines `--lenient` left out, counted and named (the first 20).
+pub fn skipped_words(skipped: &[usize]) -> String {
+    const SHOWN: usize = 20;
+    let named: Vec<String> = skipped.iter().take(SHOWN).map(|l| l.to_string()).collect();
+    let more = if skipped.len() > SHOWN {
+        format!(" and {} more", skipped.len() - SHOWN)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} unreadable line{} left out (--lenient): {}{more}; the verdict cannot be ok without them",
+        skipped.len(),
+        if skipped.len() == 1 { "" } else { "s" },
+        named.join(", ")
+    )
 }
 
 /// `chaos check PATH`: a run folder (its scenario's checks) or a history file with --model.
@@ -442,15 +469,20 @@ pub fn check_command(
     format: &str,
     timeout: Option<Duration>,
     as_json: bool,
+    lenient: bool,
 ) -> Result<i32> {
-    let checked = check_path(path, model, format, timeout)?;
+    let checked = check_path(path, model, format, timeout, lenient)?;
     let exit_code = checked.exit_code();
     let CheckedPath {
         results,
         verdict,
         operations,
         confirmed,
+        skipped,
     } = checked;
+    if !skipped.is_empty() {
+        eprintln!("{}: {}", path.display(), skipped_words(&skipped));
+    }
     let confirmed = confirmed.filter(|c| c.confirmation.is_some());
     if as_json {
         let out = CheckOutput {
@@ -459,6 +491,7 @@ pub fn check_command(
             preconditions: confirmed.as_ref().map(|c| c.reached.as_slice()),
             confirmation: confirmed.as_ref().and_then(|c| c.confirmation),
             confirmation_sentence: confirmed.as_ref().and_then(Confirmed::sentence),
+            skipped_lines: &skipped,
         };
         // Through a JSON value: keys in order of their names, as it always printed them.
         let out = serde_json::to_value(&out).unwrap_or_default();
@@ -467,7 +500,14 @@ pub fn check_command(
         for r in &results {
             println!("{}: {} - {}", r.name, r.verdict, r.summary);
         }
-        println!("verdict: {verdict} ({operations} operations)");
+        if skipped.is_empty() {
+            println!("verdict: {verdict} ({operations} operations)");
+        } else {
+            println!(
+                "verdict: {verdict} ({operations} operations; {})",
+                skipped_words(&skipped)
+            );
+        }
         if let Some(c) = &confirmed {
             for r in &c.reached {
                 let when = r.at_s.map(|t| format!(" at {t:.1} s")).unwrap_or_default();
@@ -486,14 +526,22 @@ pub fn check_path(
     model: Option<&str>,
     format: &str,
     timeout: Option<Duration>,
+    lenient: bool,
 ) -> Result<CheckedPath> {
     // Arguments first: a bad --model or --format is refused before any file is read.
     if let Some(m) = model {
         m.parse::<ModelKind>().map_err(HarnessError::BadInput)?;
     }
     let mut spec = None;
+    let mut skipped = Vec::new();
     let (history, checks) = if path.is_dir() {
-        let history = read_run_history(path)?;
+        let history = if lenient {
+            let (history, bad) = crate::run_folder::read_history_lenient(path)?;
+            skipped = bad;
+            history
+        } else {
+            read_run_history(path)?
+        };
         let scenario_text = crate::run_folder::read(path, "scenario.yaml")?;
         let parsed = scenario::parse_text(&path.join("scenario.yaml"), &scenario_text)
             .map_err(|e| HarnessError::BadInput(e.to_string()))?;
@@ -510,10 +558,9 @@ pub fn check_path(
                 "a history file needs --model (register, cas-register, kv, set, s3-object)".into(),
             ));
         };
-        (
-            read_history_file(path, format)?,
-            vec![linearizable_check(model)],
-        )
+        let (history, bad) = read_history_file(path, format, lenient)?;
+        skipped = bad;
+        (history, vec![linearizable_check(model)])
     };
     let run_dir = path.is_dir().then_some(path);
     // A plan.json that is there must read: a broken one would drop the "faults applied" check
@@ -535,7 +582,11 @@ pub fn check_path(
     let mut results = run_checks(&history, &checks, timeout, run_dir, clock)
         .map_err(|e| HarnessError::BadInput(format!("{}: {e}", path.display())))?;
     results.extend(run_dir.and_then(fault_steps_check));
-    let verdict = overall(&results);
+    let mut verdict = overall(&results);
+    // Lines left out may hold what would make the history illegal: never a plain ok.
+    if !skipped.is_empty() && verdict == Verdict::Ok {
+        verdict = Verdict::Unknown;
+    }
     let confirmed = match (run_dir, &spec) {
         (Some(dir), Some(spec)) => Some(confirm(dir, spec, &history, &meta, verdict)),
         _ => None,
@@ -545,6 +596,7 @@ pub fn check_path(
         results,
         operations: history.ops.len(),
         confirmed,
+        skipped,
     })
 }
 

@@ -556,6 +556,7 @@ mod tests {
             bad_lines: Vec::new(),
             unread: Vec::new(),
             shrink: None,
+            incomplete: Vec::new(),
         };
         let (marks, segments) = lifecycle(&run, &["om3".to_string()], 100);
         let seen: Vec<(String, u64, u64)> = segments

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::rates::{share, Class, Tally};
-use crate::run_folder::{ComparedBuild, Comparison};
+use crate::run_folder::{ComparedBuild, Comparison, COMPARE};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 const CSS: &str = r#"body{margin:0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#f7f8fa}
@@ -113,6 +113,12 @@ pub struct Listed {
 
 /// Comparison folders (those with a compare.json) under `dir`, newest first.
 pub fn find(dir: &Path) -> Vec<Listed> {
+    find_skipping(dir, &mut Vec::new())
+}
+
+/// [`find`], adding to `skipped` each comparison folder whose compare.json cannot be read, and
+/// why (the folders it could not search, the index's walk of run folders names).
+pub fn find_skipping(dir: &Path, skipped: &mut Vec<String>) -> Vec<Listed> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), 0)];
     while let Some((d, depth)) = stack.pop() {
@@ -130,7 +136,16 @@ pub fn find(dir: &Path) -> Vec<Listed> {
             }
         }
         if found {
-            let record = Comparison::read(&d);
+            let record = match Comparison::read(&d) {
+                Ok(record) => Ok(record),
+                Err(e) => {
+                    let e = e.to_string();
+                    let full = format!("{}: ", d.join(COMPARE).display());
+                    let why = e.strip_prefix(&full).unwrap_or(&e).to_string();
+                    skipped.push(super::index::skipped(dir, &d.join(COMPARE), why));
+                    Err(())
+                }
+            };
             if let (Ok(record), Ok(rel)) = (record, d.strip_prefix(dir)) {
                 out.push(Listed {
                     href: rel

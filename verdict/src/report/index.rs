@@ -42,11 +42,31 @@ const MAX_DEPTH: usize = 8;
 /// Run folders (those with a result.json) under `dir`; symbolic links are not followed, so
 /// `latest` links neither duplicate runs nor lead outside.
 pub fn find_runs(dir: &Path) -> Vec<PathBuf> {
+    find_runs_skipping(dir, &mut Vec::new())
+}
+
+/// `path: why` of a folder under `dir` the index left out.
+pub(crate) fn skipped(dir: &Path, path: &Path, why: impl std::fmt::Display) -> String {
+    let rel = path.strip_prefix(dir).unwrap_or(path);
+    format!(
+        "{}: {why}",
+        chaos_core::shown::shown(&rel.to_string_lossy())
+    )
+}
+
+/// [`find_runs`], adding to `skipped` each folder it could not search: unreadable, or with
+/// folders inside at more than [`MAX_DEPTH`] levels below `dir`.
+pub fn find_runs_skipping(dir: &Path, skipped_out: &mut Vec<String>) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), 0)];
     while let Some((d, depth)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
+        let entries = match std::fs::read_dir(&d) {
+            Ok(entries) => entries,
+            Err(e) if d != dir => {
+                skipped_out.push(skipped(dir, &d, format!("cannot be read: {e}")));
+                continue;
+            }
+            Err(_) => continue,
         };
         let mut has_result = false;
         let mut subdirs = Vec::new();
@@ -67,6 +87,12 @@ pub fn find_runs(dir: &Path) -> Vec<PathBuf> {
         }
         if depth < MAX_DEPTH {
             stack.extend(subdirs.into_iter().map(|s| (s, depth + 1)));
+        } else if !subdirs.is_empty() {
+            skipped_out.push(skipped(
+                dir,
+                &d,
+                format!("the folders inside are more than {MAX_DEPTH} levels deep; not searched"),
+            ));
         }
     }
     out
@@ -91,8 +117,17 @@ fn href(rel: &Path) -> String {
         .join("/")
 }
 
-fn entry(dir: &Path, run: &Path) -> Option<Entry> {
-    let result: RunResult = read_redacted(run, RESULT).ok()?;
+fn entry(dir: &Path, run: &Path) -> std::result::Result<Entry, String> {
+    let result: RunResult = read_redacted(run, RESULT).map_err(|e| {
+        let e = e.to_string();
+        // The error names the file already; the index names it relative to its folder.
+        let full = run.join(RESULT).display().to_string();
+        let why = e
+            .strip_prefix(&format!("{full}: "))
+            .unwrap_or(&e)
+            .to_string();
+        skipped(dir, &run.join(RESULT), why)
+    })?;
     let meta = &result.meta;
     // What `chaos report` wrote of the run, when it was rendered; else result.json's own words.
     let summary: Option<ReportSummary> = read_redacted(run, REPORT).ok();
@@ -120,8 +155,10 @@ fn entry(dir: &Path, run: &Path) -> Option<Entry> {
         })
         .or_else(|| result.error.clone())
         .unwrap_or_default();
-    let rel = run.strip_prefix(dir).ok()?;
-    Some(Entry {
+    let rel = run
+        .strip_prefix(dir)
+        .map_err(|_| skipped(dir, run, "not inside the folder"))?;
+    Ok(Entry {
         href: href(rel),
         scenario: shown(&meta.scenario),
         started: shown(&meta.started),
@@ -147,10 +184,18 @@ fn entry(dir: &Path, run: &Path) -> Option<Entry> {
 
 /// Reads every run folder under `dir`, newest first.
 pub fn entries(dir: &Path) -> Vec<Entry> {
-    let mut list: Vec<Entry> = find_runs(dir)
-        .iter()
-        .filter_map(|r| entry(dir, r))
-        .collect();
+    entries_skipping(dir, &mut Vec::new())
+}
+
+/// [`entries`], adding to `skipped` each folder left out and why.
+pub fn entries_skipping(dir: &Path, skipped: &mut Vec<String>) -> Vec<Entry> {
+    let mut list: Vec<Entry> = Vec::new();
+    for run in find_runs_skipping(dir, skipped) {
+        match entry(dir, &run) {
+            Ok(e) => list.push(e),
+            Err(why) => skipped.push(why),
+        }
+    }
     list.sort_by(|a, b| {
         (&b.started, &b.scenario, &b.href).cmp(&(&a.started, &a.scenario, &a.href))
     });
@@ -227,7 +272,11 @@ fn rates(entries: &[Entry]) -> Markup {
     }
 }
 
-fn page(entries: &[Entry], comparisons: &[super::comparison::Listed]) -> Markup {
+fn page(
+    entries: &[Entry],
+    comparisons: &[super::comparison::Listed],
+    skipped: &[String],
+) -> Markup {
     let mut scenarios: Vec<&str> = entries.iter().map(|e| e.scenario.as_str()).collect();
     scenarios.sort_unstable();
     scenarios.dedup();
@@ -270,6 +319,12 @@ fn page(entries: &[Entry], comparisons: &[super::comparison::Listed]) -> Markup 
                         label { "search " input #f-text type="search" placeholder="seed, words of the verdict"; }
                         span.muted { span #shown { (entries.len()) } " shown" }
                     }
+                    @if !skipped.is_empty() {
+                        section #skipped {
+                            h2 { "Skipped: " (skipped.len()) " folders not listed" }
+                            ul { @for s in skipped { li { (s) } } }
+                        }
+                    }
                     (super::comparison::index_section(comparisons))
                     @if !entries.is_empty() { (rates(entries)) h2 { "Runs" } }
                     table {
@@ -301,17 +356,26 @@ fn page(entries: &[Entry], comparisons: &[super::comparison::Listed]) -> Markup 
 
 /// Builds `dir/index.html` and `dir/junit.xml` over every run folder under `dir`.
 pub fn render_index(dir: &Path) -> Result<Vec<Entry>> {
+    render_index_skipping(dir).map(|(list, _)| list)
+}
+
+/// [`render_index`], with each folder it left out and why (`path: why`, the path relative to
+/// `dir`), also listed on the page.
+pub fn render_index_skipping(dir: &Path) -> Result<(Vec<Entry>, Vec<String>)> {
     if !dir.is_dir() {
         return Err(HarnessError::BadInput(format!(
             "{}: not a directory",
             dir.display()
         )));
     }
-    let list = entries(dir);
-    let comparisons = super::comparison::find(dir);
+    let mut skipped = Vec::new();
+    let list = entries_skipping(dir, &mut skipped);
+    let comparisons = super::comparison::find_skipping(dir, &mut skipped);
+    skipped.sort();
+    skipped.dedup();
     crate::run_folder::write_file(
         &dir.join("index.html"),
-        page(&list, &comparisons).into_string().as_bytes(),
+        page(&list, &comparisons, &skipped).into_string().as_bytes(),
     )
     .map_err(|e| HarnessError::infra(e.to_string()))?;
     let runs: Vec<RunCases> = list
@@ -335,7 +399,7 @@ pub fn render_index(dir: &Path) -> Result<Vec<Entry>> {
         junit::junit(&runs, true)?.as_bytes(),
     )
     .map_err(|e| HarnessError::infra(e.to_string()))?;
-    Ok(list)
+    Ok((list, skipped))
 }
 
 /// How the runs of one run folder's scenario (on its build) ended, over the run folders beside

@@ -9,7 +9,8 @@ use serde_json::Value;
 use crate::error::{HarnessError, Result};
 pub use crate::redact::{redact, redact_value};
 use crate::run_folder::{
-    parse_faults, read, FaultEvent, RunResult, ShrinkSummary, FAULTS, HISTORY, RESULT,
+    parse_faults, read, FaultEvent, RunResult, RunVerdict, ShrinkSummary, FAULTS, HISTORY, PLAN,
+    RESULT,
 };
 pub use crate::run_folder::{parse_log, Clock, LogLine};
 
@@ -111,6 +112,10 @@ pub struct RunFolder {
     pub unread: Vec<String>,
     /// shrink/shrink.json, once `chaos shrink` has looked for a smaller schedule.
     pub shrink: Option<ShrinkSummary>,
+    /// What the verdict rests on and could not be read, each with why: a missing or broken
+    /// history.jsonl, a plan.json that is there and broken. The page says so in its head, and
+    /// `chaos report` exits 254 unless `--partial`.
+    pub incomplete: Vec<String>,
 }
 
 /// Reads `rel` inside `dir`, refusing anything whose real path is outside the folder.
@@ -156,10 +161,41 @@ pub fn load(dir: &Path) -> Result<RunFolder> {
         read(dir, "scenario.yaml"),
     );
     let scenario = redact(&scenario.unwrap_or_default());
-    let history = crate::run_folder::read_history_lenient(dir);
-    let (ops, bad_lines) = noting(&mut unread, dir, HISTORY, history)
-        .map(|(history, bad_lines)| (operations(history), bad_lines))
-        .unwrap_or_default();
+    let mut incomplete = Vec::new();
+    let (ops, bad_lines) = match crate::run_folder::read_history_lenient(dir) {
+        Ok((history, bad_lines)) => {
+            // Lines a check would refuse (anything but a last line cut short).
+            if !bad_lines.is_empty() {
+                incomplete.extend(crate::run_folder::history_refused(dir));
+            }
+            (operations(history), bad_lines)
+        }
+        // A run that ended before its workload (an error, an interrupt) may have none; a
+        // verdict of its checks was read from one.
+        Err(_) if std::fs::symlink_metadata(dir.join(HISTORY)).is_err() => {
+            if matches!(
+                result.verdict,
+                RunVerdict::Ok | RunVerdict::Illegal | RunVerdict::Unknown
+            ) {
+                incomplete.push(format!(
+                    "{}: missing, and the run's verdict ({}) was checked on it",
+                    dir.join(HISTORY).display(),
+                    result.verdict.word()
+                ));
+            }
+            Default::default()
+        }
+        Err(e) => {
+            incomplete.push(e.to_string());
+            Default::default()
+        }
+    };
+    // A plan.json that is there must read, as `chaos check` holds it to.
+    if std::fs::symlink_metadata(dir.join(PLAN)).is_ok() {
+        if let Err(e) = crate::run_folder::read_plan(dir) {
+            incomplete.push(e.to_string());
+        }
+    }
     let faults = noting(&mut unread, dir, FAULTS, read(dir, FAULTS));
     let faults = parse_faults(&faults.unwrap_or_default())
         .into_iter()
@@ -177,6 +213,7 @@ pub fn load(dir: &Path) -> Result<RunFolder> {
         bad_lines,
         unread,
         shrink: ShrinkSummary::read(dir),
+        incomplete,
     })
 }
 

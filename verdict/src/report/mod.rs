@@ -37,6 +37,8 @@ pub struct Rendered {
     /// What of the folder could not be read (lines of history.jsonl, refused files), for
     /// stderr: the report leaves them out.
     pub notes: Vec<String>,
+    /// What the verdict rests on and could not be read ([`load::RunFolder::incomplete`]).
+    pub incomplete: Vec<String>,
 }
 
 /// Renders a run folder without writing anything.
@@ -94,8 +96,13 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         }
         None => String::new(),
     };
+    let incomplete = if run.incomplete.is_empty() {
+        ""
+    } else {
+        " (incomplete: the folder could not be read in full)"
+    };
     let line = format!(
-        "{}: {}{confirmation} (seed {}, {} ops{steps}, {:.1} s){} {}",
+        "{}: {}{incomplete}{confirmation} (seed {}, {} ops{steps}, {:.1} s){} {}",
         shown(&meta.scenario),
         r.verdict.word(),
         shown(&meta.seed),
@@ -138,11 +145,24 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         markdown,
         line,
         notes,
+        incomplete: run.incomplete.clone(),
     })
 }
 
 /// Writes index.html, junit.xml and report.json into the run folder; returns the one-line summary.
 pub fn render(run_dir: &Path) -> Result<String> {
+    render_written(run_dir).map(|w| w.line)
+}
+
+/// What [`render_written`] wrote: the one-line summary, and what the verdict rests on and could
+/// not be read (also in the page's head).
+pub struct Written {
+    pub line: String,
+    pub incomplete: Vec<String>,
+}
+
+/// [`render`], saying too what of the folder the verdict rests on could not be read.
+pub fn render_written(run_dir: &Path) -> Result<Written> {
     let out = render_folder(run_dir)?;
     for note in &out.notes {
         eprintln!("note: {note}");
@@ -157,12 +177,21 @@ pub fn render(run_dir: &Path) -> Result<String> {
     out.summary
         .write(run_dir)
         .map_err(|e| HarnessError::infra(e.to_string()))?;
-    Ok(out.line)
+    Ok(Written {
+        line: out.line,
+        incomplete: out.incomplete,
+    })
 }
 
 /// The Markdown summary of a run folder (rendered again) or of a comparison folder (one with a
 /// compare.json), for `chaos report DIR --summary`; written as DIR/summary.md too.
 pub fn summary_of(dir: &Path) -> Result<String> {
+    summary_written(dir).map(|(markdown, _)| markdown)
+}
+
+/// [`summary_of`], with what the run folder's verdict rests on and could not be read (nothing
+/// for a comparison folder).
+pub fn summary_written(dir: &Path) -> Result<(String, Vec<String>)> {
     // A comparison folder; one whose compare.json is there but cannot be read is refused,
     // with the reason, not taken for a run folder.
     if std::fs::symlink_metadata(dir.join(COMPARE)).is_ok() {
@@ -170,9 +199,10 @@ pub fn summary_of(dir: &Path) -> Result<String> {
         let markdown = summary::comparison(dir, &record);
         crate::run_folder::write_file(&dir.join("summary.md"), markdown.as_bytes())
             .map_err(|e| HarnessError::infra(e.to_string()))?;
-        return Ok(markdown);
+        return Ok((markdown, Vec::new()));
     }
-    render(dir)?;
-    load::read_inside(dir, "summary.md")
-        .ok_or_else(|| HarnessError::infra(format!("{}: no summary.md", dir.display())))
+    let written = render_written(dir)?;
+    let markdown = load::read_inside(dir, "summary.md")
+        .ok_or_else(|| HarnessError::infra(format!("{}: no summary.md", dir.display())))?;
+    Ok((markdown, written.incomplete))
 }

@@ -246,7 +246,9 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
         .map(|(applied, total)| format!("{applied} of {total} steps applied: "));
     // With `reached:`, what the verdict says of the bug: a pass that did not reach the bug's
     // situation is no pass (the run exited 2).
-    let border = if r.confirmation == Some(Confirmation::NotReached) {
+    // Nor is a verdict whose history or plan could not be read.
+    let border = if r.confirmation == Some(Confirmation::NotReached) || !m.run.incomplete.is_empty()
+    {
         "unknown"
     } else {
         verdict
@@ -263,6 +265,12 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                 (badge(verdict))
                 @if let Some(c) = confirmation {
                     " " (confirmation_badge(c))
+                }
+            }
+            @if !m.run.incomplete.is_empty() {
+                div.incomplete #incomplete {
+                    p { strong { "Incomplete: " } "what the verdict rests on could not be read, so this page cannot vouch for it." }
+                    ul { @for i in &m.run.incomplete { li { (i) } } }
                 }
             }
             p.verdict #verdict {

@@ -152,6 +152,13 @@ pub fn run_summary(m: &Model, folder: &str) -> String {
             .unwrap_or_default()
     );
     let (sentence, _) = verdict_sentence(m);
+    if !m.run.incomplete.is_empty() {
+        let _ = writeln!(
+            s,
+            "**Incomplete:** what the verdict rests on could not be read: {}\n",
+            plain(&m.run.incomplete.join("; "))
+        );
+    }
     let _ = writeln!(s, "{}\n", plain(&sentence));
     let _ = writeln!(
         s,

@@ -1,0 +1,43 @@
+//! A value a user gave, as a message shows it: control characters escaped (U+0085 or a line
+//! break never splits a message across lines) and a long value cut, with its length said.
+
+/// How many characters of a value a message shows.
+pub const SHOWN_CHARS: usize = 80;
+
+/// `value` quoted, its control characters escaped (`\n`, `\u{85}`), cut after
+/// [`SHOWN_CHARS`] characters with its whole length said.
+pub fn shown(value: &str) -> String {
+    let total = value.chars().count();
+    let mut out = String::from("`");
+    for c in value.chars().take(SHOWN_CHARS) {
+        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '`') {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('`');
+    if total > SHOWN_CHARS {
+        out.push_str(&format!(
+            " (cut: the first {SHOWN_CHARS} of {total} characters)"
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_and_long_values_cut() {
+        assert_eq!(shown("a\u{85}b\0c\n"), "`a\\u{85}b\\u{0}c\\n`");
+        let long = "x".repeat(100_000);
+        let s = shown(&long);
+        assert!(
+            s.ends_with("(cut: the first 80 of 100000 characters)"),
+            "{s}"
+        );
+        assert!(s.len() < 140);
+    }
+}
