@@ -57,6 +57,45 @@ pub(super) async fn log_tail(docker: &Docker, container: &str, lines: usize) -> 
     }
 }
 
+/// Which lines a log stream opened again after a container stop has shown already. Docker
+/// answers `since` in whole seconds, so a new stream starts with lines of the old one; those
+/// are the ones stamped no later than the newest line seen before it opened. Only the replay is
+/// compared with that mark: within one stream Docker merges stdout and stderr, each in its own
+/// order, so a stdout line (Byteman's CHAOS-JVM lines) may carry an earlier stamp than the
+/// stderr line before it (log4j's), and is still new.
+#[derive(Debug)]
+struct SeenUpTo {
+    newest: Option<time::OffsetDateTime>,
+}
+
+impl SeenUpTo {
+    /// `from`: lines stamped up to it are left out of the first stream too.
+    fn new(from: Option<time::OffsetDateTime>) -> Self {
+        SeenUpTo { newest: from }
+    }
+
+    /// The mark for a stream opening now: lines stamped up to it were shown already.
+    fn reconnect(&self) -> Option<time::OffsetDateTime> {
+        self.newest
+    }
+
+    /// Whether a line of the stream opened with mark `replayed` was shown already; a new line's
+    /// stamp moves the mark of the next stream.
+    fn replayed(
+        &mut self,
+        stamp: Option<time::OffsetDateTime>,
+        replayed: Option<time::OffsetDateTime>,
+    ) -> bool {
+        if let (Some(stamp), Some(mark)) = (stamp, replayed) {
+            if stamp <= mark {
+                return true;
+            }
+        }
+        self.newest = self.newest.max(stamp);
+        false
+    }
+}
+
 /// Streams a node's output into logs/<node>.log and to log triggers. A container that stops
 /// ends the stream; the follower waits for it to run again and resumes where it left off.
 pub(super) async fn follow_logs(
@@ -75,10 +114,11 @@ pub(super) async fn follow_logs(
         tracing::warn!("cannot write {}", path.display());
         return;
     };
-    let mut last_seen: Option<time::OffsetDateTime> = from;
+    let mut seen = SeenUpTo::new(from);
     let mut partial = String::new();
     loop {
-        let since = last_seen.map(|t| t.unix_timestamp() as i32).unwrap_or(0);
+        let replayed = seen.reconnect();
+        let since = replayed.map(|t| t.unix_timestamp() as i32).unwrap_or(0);
         let options = LogsOptionsBuilder::new()
             .follow(true)
             .stdout(true)
@@ -103,13 +143,8 @@ pub(super) async fn follow_logs(
                     &time::format_description::well_known::Rfc3339,
                 )
                 .ok();
-                if let (Some(stamp), Some(last)) = (stamp, last_seen) {
-                    if stamp <= last {
-                        continue; // replayed by `since` after a reconnect
-                    }
-                }
-                if stamp.is_some() {
-                    last_seen = stamp;
+                if seen.replayed(stamp, replayed) {
+                    continue;
                 }
                 let received = Instant::now();
                 let elapsed = received.duration_since(run_start).as_secs_f64();
@@ -152,5 +187,50 @@ pub(super) async fn follow_logs(
                 Err(_) => return, // removed
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SeenUpTo;
+
+    fn at(s: i64) -> Option<time::OffsetDateTime> {
+        Some(time::OffsetDateTime::from_unix_timestamp(s).unwrap())
+    }
+
+    #[test]
+    fn a_line_stamped_before_the_one_above_it_is_kept() {
+        let mut seen = SeenUpTo::new(None);
+        let mark = seen.reconnect();
+        // stderr at 10 s, then a stdout line Docker stamped at 9 s: both new.
+        assert!(!seen.replayed(at(10), mark));
+        assert!(!seen.replayed(at(9), mark));
+        assert!(!seen.replayed(None, mark));
+    }
+
+    #[test]
+    fn a_stream_opened_again_skips_what_the_last_one_showed() {
+        let mut seen = SeenUpTo::new(None);
+        let first = seen.reconnect();
+        assert!(!seen.replayed(at(9), first));
+        assert!(!seen.replayed(at(10), first));
+        // The container stopped and ran again: `since` replays from second 10.
+        let second = seen.reconnect();
+        assert!(seen.replayed(at(10), second));
+        assert!(seen.replayed(at(9), second));
+        assert!(!seen.replayed(at(11), second));
+        // Out of order within the new stream, but after the mark: new.
+        assert!(!seen.replayed(
+            at(10).map(|t| t + time::Duration::milliseconds(500)),
+            second
+        ));
+    }
+
+    #[test]
+    fn lines_before_from_are_left_out() {
+        let mut seen = SeenUpTo::new(at(5));
+        let mark = seen.reconnect();
+        assert!(seen.replayed(at(4), mark));
+        assert!(!seen.replayed(at(6), mark));
     }
 }
