@@ -399,7 +399,7 @@ fn broken_preconditions_are_located_and_rejected() {
         ),
         (
             "reached-two-kinds.yaml",
-            "16:9: reached.both: a precondition is one of step, log, probe, history, resent, converge, config (found 2)",
+            "16:9: reached.both: a precondition is one of step, log, probe, history, resent, converge, config, jvm (found 2)",
         ),
         (
             "reached-ready-without-restart.yaml",

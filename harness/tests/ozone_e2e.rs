@@ -336,3 +336,140 @@ fn recover_lease_diverges_on_the_follower_whose_clock_runs_ahead() {
     assert!(!faults.iter().any(|f| f.action == "pause"));
     assert_the_files_stayed_open_on(&run, skewed);
 }
+
+/// The CHAOS-JVM lines of a node's log in the run folder: Byteman's firings, as the helper
+/// printed them.
+fn firings(run: &std::path::Path, node: &str) -> Vec<Value> {
+    let log = std::fs::read_to_string(run.join("logs").join(format!("{node}.log"))).unwrap();
+    log.lines()
+        .filter_map(|l| l.split_once("CHAOS-JVM ").map(|(_, json)| json))
+        .map(|json| serde_json::from_str(json).unwrap_or_else(|e| panic!("{json}: {e}")))
+        .collect()
+}
+
+/// Each JVM fault once on a live cluster, each seen doing what it says: the trace records
+/// om1's applies with their log index and command, the delay holds each apply 400-600 ms,
+/// the throw fails the clients' calls with the injected message, and the hold stops om2's apply
+/// thread until the unload step, which lets it go on. The history stays linearizable.
+#[test]
+fn jvm_faults_trace_delay_throw_and_hold_inside_the_oms() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    ensure_image();
+    let (output, run) = play("ozone", "scenarios/ozone/jvm-faults.yaml", &[]);
+    let r = result(&run);
+    assert_eq!(output.status.code(), Some(0), "{r}");
+    assert_eq!(r["confirmation"], "held", "{r}");
+
+    let om1 = firings(&run, "om1");
+    let of = |rule: &str, event: &str| -> Vec<&Value> {
+        om1.iter()
+            .filter(|f| f["rule"] == rule && f["event"] == event)
+            .collect()
+    };
+    // The trace: each apply's index, rising, with the command it applied.
+    let traced = of("chaos-step-1", "fired");
+    assert!(traced.len() >= 5, "{traced:?}");
+    let indexes: Vec<u64> = traced
+        .iter()
+        .map(|f| f["values"]["$2.getIndex()"].as_str().unwrap().parse().unwrap())
+        .collect();
+    assert!(indexes.windows(2).all(|w| w[0] < w[1]), "{indexes:?}");
+    assert!(
+        traced
+            .iter()
+            .any(|f| f["values"]["$1.getCmdType()"] == "CreateKey"),
+        "{traced:?}"
+    );
+    // The delay: every firing drew from 400..=600 ms.
+    let delayed = of("chaos-step-2", "delayed");
+    assert!(delayed.len() >= 5, "{delayed:?}");
+    assert!(
+        delayed
+            .iter()
+            .all(|f| (400..=600).contains(&f["delay_ms"].as_u64().unwrap())),
+        "{delayed:?}"
+    );
+    // The throw: clients' calls failed with the injected message while it was loaded.
+    assert!(!of("chaos-step-3", "threw").is_empty());
+    let history = lines(&run, "history.jsonl");
+    let refused = history
+        .iter()
+        .filter(|e| {
+            e["type"] == "fail"
+                && e["error"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("chaos: refused by jvm-throw"))
+        })
+        .count();
+    assert!(refused >= 1, "no call failed with the injected message");
+    // The hold: om2's apply thread waited from its first entry after step 4 to step 5.
+    let om2 = firings(&run, "om2");
+    let held: Vec<&Value> = om2.iter().filter(|f| f["event"] == "held").collect();
+    let released: Vec<&Value> = om2.iter().filter(|f| f["event"] == "released").collect();
+    assert_eq!(held.len(), 1, "one apply thread, held once: {om2:?}");
+    assert_eq!(released.len(), 1, "{om2:?}");
+    assert!(
+        released[0]["held_ms"].as_u64().unwrap() >= 5_000,
+        "{:?}",
+        released[0]
+    );
+    // faults.jsonl keeps each rule's text with its step.
+    let faults = read_faults(&run);
+    let hold = first_applied(&faults, "jvm-hold");
+    let text = hold.detail.as_ref().unwrap()["rule"].as_str().unwrap();
+    assert!(
+        text.contains("RULE chaos-step-4") && text.contains("METHOD runCommand"),
+        "{text}"
+    );
+}
+
+/// A rule the JVM cannot take (here: a method the class does not have) is refused when its step
+/// fires: the run ends 255 naming the step, the node and why, and leaves no container.
+#[test]
+fn a_jvm_rule_that_matches_no_method_ends_the_run_255_naming_the_step() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    ensure_image();
+    let dir = repo().join(format!("target/e2e-runs/jvm-refused-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("jvm-refused.yaml");
+    std::fs::write(
+        &scenario,
+        "name: ozone-jvm-refused
+system: ozone
+cluster: { compose: docker-compose.yml, profile: ozone }
+workload: { kind: create, processes: 2, rate: 5/s, duration: 15s, nodes: [om1] }
+faults:
+  - at: 2s
+    do: jvm-hold
+    target: om1
+    jvm: { class: org.apache.hadoop.ozone.om.ratis.OzoneManagerStateMachine, method: noSuchMethod }
+checks:
+  - linearizable: { model: cas-register }
+",
+    )
+    .unwrap();
+    let (output, run) = play("ozone", scenario.to_str().unwrap(), &[]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(255), "{stdout}\n{stderr}");
+    let said = format!("{stdout}{stderr}");
+    assert!(
+        said.contains("step 0 (jvm-hold on om1) was refused")
+            && said.contains("was injected nowhere"),
+        "{said}"
+    );
+    let faults = read_faults(&run);
+    assert!(
+        faults
+            .iter()
+            .any(|f| f.action == "jvm-hold" && f.phase == Phase::Apply && !f.ok()),
+        "{faults:?}"
+    );
+    let r = result(&run);
+    let label = format!("label=chaos.run={}", r["run_id"].as_str().unwrap());
+    let left = Command::new("docker")
+        .args(["ps", "-aq", "--filter", &label])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty());
+}

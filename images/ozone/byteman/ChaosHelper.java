@@ -1,8 +1,8 @@
 // The helper of the rules chaos loads into a JVM through the Byteman agent (the harness's JVM
 // faults: runner/src/faults/kinds/jvm.rs writes the rules that call it). Each firing prints one
-// line, `CHAOS-JVM {json}`, to the JVM's standard output, which the harness reads from the node's
-// log into observed.jsonl. A held thread waits until the harness unloads the rule that holds it:
-// Byteman then calls uninstalled(ruleName), which releases it.
+// line, `CHAOS-JVM {json}`, to the JVM's standard output: the node's log, which the run folder
+// keeps (logs/NODE.log) and `reached: { jvm: ... }` counts. A held thread waits until the harness
+// unloads the rule that holds it: Byteman then calls uninstalled(rule), which releases it.
 package chaos.byteman;
 
 import java.util.Set;

@@ -503,7 +503,7 @@ mod tests {
         assert_eq!(listed(&["a", "b", "c"]), "a, b and c");
         assert_eq!(
             taking("delay", true),
-            ["delay-replies", "slow-fsync", "slow-writes"]
+            ["delay-replies", "slow-fsync", "slow-writes", "jvm-delay"]
         );
     }
 
