@@ -181,6 +181,7 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
             open.entry((node, s)).or_insert(t);
         }
     }
+    jvm_firings(run, &mut marks, &mut open, &mut segments);
     for ((node, state), s) in open {
         segments.push(Segment {
             node,
@@ -191,6 +192,58 @@ pub fn lifecycle(run: &RunFolder, nodes: &[String], end: u64) -> (Vec<Mark>, Vec
     }
     segments.sort_by(|a, b| (a.start, &a.node).cmp(&(b.start, &b.node)));
     (marks, segments)
+}
+
+/// What a JVM fault's rule did, from its firings (the `CHAOS-JVM` lines of the nodes' logs):
+/// a held thread is a "thread held" segment of its node's row until the release; a delay, a
+/// throw and a trace mark their rule's first firing on each node (a rule may fire thousands of
+/// times: the count is in the preconditions and the log).
+fn jvm_firings(
+    run: &RunFolder,
+    marks: &mut Vec<Mark>,
+    open: &mut HashMap<(String, String), u64>,
+    segments: &mut Vec<Segment>,
+) {
+    use crate::faults::kinds::jvm::Firing;
+    use crate::scenario::JvmEvent;
+    const HELD: &str = "thread held";
+    let mut first: BTreeSet<(String, String, &'static str)> = BTreeSet::new();
+    for log in &run.logs {
+        for line in &log.lines {
+            let (Some(seconds), Some(firing)) = (line.time, Firing::parse(&line.text)) else {
+                continue;
+            };
+            let t = (seconds * 1e9) as u64;
+            let node = &log.node;
+            let what = match firing.event {
+                JvmEvent::Held => {
+                    open.entry((node.clone(), HELD.into())).or_insert(t);
+                    continue;
+                }
+                JvmEvent::Released | JvmEvent::LetGo => {
+                    if let Some(start) = open.remove(&(node.clone(), HELD.into())) {
+                        segments.push(Segment {
+                            node: node.clone(),
+                            state: HELD.into(),
+                            start,
+                            end: t,
+                        });
+                    }
+                    continue;
+                }
+                JvmEvent::Delayed => "JVM: first delay",
+                JvmEvent::Threw => "JVM: first throw",
+                JvmEvent::Fired => "JVM: first trace",
+            };
+            if first.insert((node.clone(), firing.rule.clone(), what)) {
+                marks.push(Mark {
+                    time: t,
+                    node: node.clone(),
+                    what,
+                });
+            }
+        }
+    }
 }
 
 /// Latency percentiles per operation kind for operations invoked inside and outside faults.
@@ -572,5 +625,40 @@ mod tests {
         );
         assert_eq!(marks.last().unwrap().what, "clock restored");
         assert_eq!(fault_label(&run.faults[0]), "clock-skew +70s om3");
+    }
+
+    #[test]
+    fn a_held_thread_is_a_segment_and_other_firings_mark_their_first() {
+        let log = "[    1.000000] CHAOS-JVM {\"rule\":\"chaos-step-1\",\"event\":\"held\",\"n\":1,\"thread\":\"apply\",\"ms\":1}\n\
+                   [    2.000000] CHAOS-JVM {\"rule\":\"chaos-step-2\",\"event\":\"fired\",\"n\":1,\"thread\":\"rpc\",\"ms\":2}\n\
+                   [    2.500000] CHAOS-JVM {\"rule\":\"chaos-step-2\",\"event\":\"fired\",\"n\":2,\"thread\":\"rpc\",\"ms\":3}\n\
+                   [    3.000000] CHAOS-JVM {\"rule\":\"chaos-step-1\",\"event\":\"released\",\"n\":2,\"thread\":\"apply\",\"ms\":4,\"held_ms\":2000}\n";
+        let run = RunFolder {
+            dir: PathBuf::new(),
+            clock: Default::default(),
+            result: crate::run_folder::RunResult::new(
+                Default::default(),
+                crate::run_folder::RunVerdict::Ok,
+            ),
+            scenario: String::new(),
+            ops: Vec::new(),
+            faults: Vec::new(),
+            logs: vec![super::super::load::NodeLog {
+                node: "om2".into(),
+                lines: crate::run_folder::parse_log(log),
+            }],
+            bad_lines: Vec::new(),
+            unread: Vec::new(),
+            shrink: None,
+            incomplete: Vec::new(),
+        };
+        let (marks, segments) = lifecycle(&run, &["om2".to_string()], 10_000_000_000);
+        let seen: Vec<(&str, u64, u64)> = segments
+            .iter()
+            .map(|s| (s.state.as_str(), s.start, s.end))
+            .collect();
+        assert_eq!(seen, [("thread held", 1_000_000_000, 3_000_000_000)]);
+        let whats: Vec<&str> = marks.iter().map(|m| m.what).collect();
+        assert_eq!(whats, ["JVM: first trace"]);
     }
 }

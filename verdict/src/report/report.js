@@ -9,7 +9,7 @@
   var O = D.op, N = O.s.length, END = Math.max(D.end, 1);
   var OUT = ['#2f8f46', '#c2410c', '#b7950b'], OUTNAME = ['ok', 'fail', 'info (unknown)'];
   var KIND = ['#2563eb', '#db2777', '#059669', '#d97706', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
-  var SEG = { 'down': '#374151', 'paused': '#60a5fa', 'cut off': '#a78bfa', 'restarting': '#374151', 'not answering': '#9ca3af' };
+  var SEG = { 'down': '#374151', 'paused': '#60a5fa', 'cut off': '#a78bfa', 'restarting': '#374151', 'not answering': '#9ca3af', 'thread held': '#f97316' };
   var tip = document.getElementById('tip');
   // Times are microseconds from the workload's start (the scenario's `at:`); the cluster's
   // start, before 0, is drawn as a narrow phase of its own while the view begins at 0.

@@ -81,7 +81,8 @@ pub const STREAM: &str = "stream";
 pub const NOT_YET_LIVE: &str = "ozone: run live on 2.2.0: the create, lease, stream and \
 s3-object workloads, roles, /prom, readiness, the per-OM lookups of `converge`, the \
 transfer-leader, take-snapshot and close-container actions, slow fsync through chaosfs on the \
-OM Ratis log, clock skew in the JVMs, and the log lines of the leader-change, \
+OM Ratis log, clock skew in the JVMs, the JVM faults (Byteman: delay, throw, hold, trace, in the \
+OMs), and the log lines of the leader-change, \
 install-snapshot-notified, install-snapshot-finished, snapshot-taken, log-purged and \
 container-closed triggers. Not yet met live: the install-snapshot-in-progress and \
 put-block-failed lines (neither was printed in any run) and chaosfs on the datanodes' \
