@@ -97,6 +97,31 @@ fn broken_scenarios_are_located_and_rejected() {
             "bad-offset.yaml",
             "13:13: faults[0].offset: `ahead` is not a clock offset",
         ),
+        // Values that can never be right (issue 43).
+        (
+            "offset-zero.yaml",
+            "13:13: faults[0].offset: `0s`: a clock offset of 0 s leaves the clock as it is, so the step does nothing; give one (like +70s)",
+        ),
+        (
+            "duration-zero.yaml",
+            "5:9: workload.duration: a workload of 0 s plays no operation: give it a length (like 30s)",
+        ),
+        (
+            "timeout-zero.yaml",
+            "5:9: workload.timeout: a timeout of 0 s gives up on every operation before its answer can come",
+        ),
+        (
+            "bucket-empty.yaml",
+            "4:5: s3.bucket: `bucket: \"\"` names no bucket (an S3 bucket's name is 3 to 63 characters)",
+        ),
+        (
+            "environment-key-with-equals.yaml",
+            "6:5: cluster.environment: `A=B`: `=` ends an environment variable's name, so the node would get another variable",
+        ),
+        (
+            "environment-key-empty.yaml",
+            "6:5: cluster.environment: ``: an environment variable needs a name",
+        ),
         (
             "armed-after-a-later-step.yaml",
             "13:18: faults[0].armed-after: `armed-after:` names an earlier step, and this is the first",
@@ -404,6 +429,23 @@ fn broken_preconditions_are_located_and_rejected() {
         (
             "reached-ready-without-restart.yaml",
             "16:9: reached.back.ready: `ready:` waits for nodes a step starts again",
+        ),
+        // Entries that can never match (issue 43).
+        (
+            "reached-unknown-f.yaml",
+            "16:9: reached.frob.history.f: `frobnicate` is not an operation kind of the register workload, so no operation can match (its kinds: read, write, cas)",
+        ),
+        (
+            "reached-empty-f.yaml",
+            "16:9: reached.none.history.f: `f: []` names no operation kind, so no operation can match",
+        ),
+        (
+            "reached-empty-outcome.yaml",
+            "16:36: reached.any.resent.first.outcome: `outcome:` is empty: give ok, fail, info or definite, or leave it out to count every outcome",
+        ),
+        (
+            "reached-empty.yaml",
+            "15:10: reached: `reached: {}` names no precondition, so it would vouch for any run",
         ),
     ];
     for (file, expected) in cases {

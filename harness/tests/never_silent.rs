@@ -482,3 +482,38 @@ fn the_index_lists_what_it_skipped_and_why() {
     let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(!page.contains("id=\"skipped\""));
 }
+
+/// A seed past 2^64 - 1 once showed as "seed nil", and `duration_s: -1e300` as a 300-digit
+/// number: the report says "unreadable" and notes, on stderr and on the page, what result.json
+/// holds there and why it cannot be shown.
+#[test]
+fn a_report_says_an_unreadable_seed_or_duration_in_words() {
+    let cases = [
+        (
+            "seed-past-max",
+            ("\"seed\": 1,", "\"seed\": 18446744073709551616,"),
+            "seed unreadable",
+            "result.json's `seed` is `1.8446744073709552e+19`, not a seed (a whole number from 0 to 18446744073709551615)",
+        ),
+        (
+            "duration-negative",
+            ("\"duration_s\":", "\"duration_s\": -1e300, \"was_duration_s\":"),
+            "duration unreadable",
+            "result.json's `duration_s` is `-1e+300`, not a run's duration (seconds, from 0 to 31536000, a year)",
+        ),
+    ];
+    for (name, (from, to), line, note) in cases {
+        let dir = run_folder_copy(name);
+        let result = std::fs::read_to_string(dir.join("result.json")).unwrap();
+        assert!(result.contains(from), "{result}");
+        std::fs::write(dir.join("result.json"), result.replacen(from, to, 1)).unwrap();
+        let (code, out, err) = run(&["report", s(&dir)]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(line), "{out}");
+        assert!(!out.contains("nil"), "{out}");
+        assert!(err.contains(&format!("note: {note}")), "{err}");
+        let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+        assert!(page.contains(note), "the page notes it");
+        assert!(!page.contains(&"0".repeat(100)), "no 300-digit number");
+    }
+}

@@ -59,7 +59,15 @@ pub struct RunMeta {
     /// An attached run's compose project and the prefix of its keys.
     #[serde(default, deserialize_with = "super::lenient")]
     pub attach: Option<Attach>,
+    /// The fields result.json holds but that cannot be shown for what they claim to be, each
+    /// with why (a seed past 2^64 - 1, a negative duration): read as absent, and said rather
+    /// than shown as "nil" or as a 300-digit number. Filled by [`RunMeta::note_odd`].
+    #[serde(skip)]
+    pub odd: Vec<String>,
 }
+
+/// The longest duration a run's `duration_s` may say: a year, in seconds.
+pub const MAX_DURATION_S: f64 = 365.0 * 24.0 * 3600.0;
 
 /// An attached run's cluster: a compose project's, its keys carrying the run's prefix.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -71,7 +79,57 @@ pub struct Attach {
 impl RunMeta {
     /// The meta of a result.json already read (its other keys are the checks').
     pub fn of(result: &Value) -> RunMeta {
-        RunMeta::deserialize(result).unwrap_or_default()
+        let mut meta = RunMeta::deserialize(result).unwrap_or_default();
+        meta.note_odd(result);
+        meta
+    }
+
+    /// Notes in [`RunMeta::odd`] the seed and duration that `result` (the result.json this meta
+    /// was read from) holds and that cannot be shown: a seed that is not a whole number from 0
+    /// to 2^64 - 1, a duration that is not a number of seconds from 0 to a year (which is then
+    /// read as absent).
+    pub fn note_odd(&mut self, result: &Value) {
+        self.odd.clear();
+        let raw = |key: &str| result.get(key).filter(|v| !v.is_null());
+        if let (Some(v), None) = (raw("seed"), self.seed) {
+            self.odd.push(format!(
+                "result.json's `seed` is {}, not a seed (a whole number from 0 to {})",
+                crate::shown::shown(&v.to_string()),
+                u64::MAX
+            ));
+        }
+        if let Some(v) = raw("duration_s") {
+            let fits = self
+                .duration_s
+                .is_some_and(|d| d.is_finite() && (0.0..=MAX_DURATION_S).contains(&d));
+            if !fits {
+                self.duration_s = None;
+                self.odd.push(format!(
+                    "result.json's `duration_s` is {}, not a run's duration (seconds, from 0 to {MAX_DURATION_S}, a year)",
+                    crate::shown::shown(&v.to_string())
+                ));
+            }
+        }
+    }
+
+    /// The seed as the report says it: the number, or why there is none.
+    pub fn seed_words(&self) -> String {
+        match self.seed {
+            Some(s) => s.to_string(),
+            None if self.odd.iter().any(|o| o.contains("`seed`")) => "unreadable".into(),
+            None => "not recorded".into(),
+        }
+    }
+
+    /// The duration as the report says it: `12.5 s`, or why there is none.
+    pub fn duration_words(&self) -> String {
+        match self.duration_s {
+            Some(d) => format!("{d:.1} s"),
+            None if self.odd.iter().any(|o| o.contains("`duration_s`")) => {
+                "duration unreadable".into()
+            }
+            None => "duration not recorded".into(),
+        }
     }
 
     /// A run folder's meta, or why result.json cannot be read.
@@ -105,6 +163,7 @@ mod tests {
                 project: "p".into(),
                 key_prefix: "r1-".into(),
             }),
+            odd: Vec::new(),
         }
     }
 

@@ -95,12 +95,14 @@ impl RunResult {
 
     /// A run folder's result.json, or why it cannot be read.
     pub fn read(run_dir: &Path) -> Result<RunResult> {
-        super::read_json(run_dir, RESULT)
+        RunResult::of(run_dir, super::read_object(run_dir, RESULT)?)
     }
 
     /// result.json already read as JSON (and redacted, for a report), or why it is no run's.
     pub fn of(run_dir: &Path, value: Value) -> Result<RunResult> {
-        super::from_object(run_dir, RESULT, value)
+        let mut result: RunResult = super::from_object(run_dir, RESULT, value.clone())?;
+        result.meta.note_odd(&value);
+        Ok(result)
     }
 
     /// The preconditions the run did not reach.

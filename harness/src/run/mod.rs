@@ -127,6 +127,7 @@ pub async fn run_scenario(
     let elapsed = started.elapsed();
     let meta = RunMeta {
         run_id: Some(run_id.clone()),
+        odd: Vec::new(),
         scenario: Some(spec.name.clone()),
         description: Some(spec.description.clone()),
         system: Some(spec.system.value.clone()),

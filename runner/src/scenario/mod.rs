@@ -53,7 +53,7 @@ pub struct Scenario {
     pub final_phase: FinalSpec,
     /// The bug's preconditions: named predicates a run must reach for its verdict to say
     /// anything about the bug (see `reached.rs`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "reached::some_preconditions")]
     pub reached: IndexMap<String, Spanned<Precondition>>,
     /// Object stores (`system: s3`): credentials, bucket, region, port.
     #[serde(default)]
@@ -103,6 +103,30 @@ impl fmt::Debug for S3Spec {
     }
 }
 
+/// `cluster.environment`: each name one a process's environment can hold (neither empty nor
+/// with `=` or a NUL in it, which would cut it into another variable or none).
+fn environment_names<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<IndexMap<String, String>, D::Error> {
+    let map = IndexMap::<String, String>::deserialize(d)?;
+    for name in map.keys() {
+        let why = if name.is_empty() {
+            "an environment variable needs a name"
+        } else if name.contains('=') {
+            "`=` ends an environment variable's name, so the node would get another variable"
+        } else if name.contains('\0') {
+            "a NUL ends an environment variable's name"
+        } else {
+            continue;
+        };
+        return Err(de::Error::custom(format!(
+            "{}: {why}",
+            chaos_core::shown::shown(name)
+        )));
+    }
+    Ok(map)
+}
+
 fn default_bucket() -> String {
     "chaos".into()
 }
@@ -118,7 +142,7 @@ pub struct ClusterSpec {
     pub compose: Spanned<String>,
     pub profile: Spanned<String>,
     /// Extra environment for every node (overrides the compose file's).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "environment_names")]
     pub environment: IndexMap<String, String>,
     /// Clients reach every node through the harness's proxy (implied by proxy faults).
     #[serde(default)]

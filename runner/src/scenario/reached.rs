@@ -112,6 +112,8 @@ pub struct OpFilter {
     /// Operation kinds (`rename`, `read`, `recover-lease`); any when left out.
     #[serde(default)]
     pub f: Option<OneOrMany>,
+    /// Written empty (`outcome:`), it is refused rather than read as "any outcome".
+    #[serde(default, deserialize_with = "outcome_given")]
     pub outcome: Option<OutcomeFilter>,
     /// A regex the answer's error text (or value) must match.
     pub error: Option<Spanned<String>>,
@@ -152,6 +154,30 @@ pub struct ConfigPredicate {
     /// What the run says when the build lacks the key (for example which build has it).
     #[serde(default)]
     pub if_missing: Option<String>,
+}
+
+/// `outcome:` as written: an empty one (null) is an error, not "any".
+fn outcome_given<'de, D: Deserializer<'de>>(d: D) -> Result<Option<OutcomeFilter>, D::Error> {
+    match Option::<OutcomeFilter>::deserialize(d)? {
+        Some(o) => Ok(Some(o)),
+        None => Err(de::Error::custom(
+            "`outcome:` is empty: give ok, fail, info or definite, or leave it out to count every outcome",
+        )),
+    }
+}
+
+/// `reached:` as written: an empty section (`reached: {}`) states no precondition, so it
+/// would confirm any run; it is an error.
+pub(super) fn some_preconditions<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<IndexMap<String, Spanned<Precondition>>, D::Error> {
+    let map = IndexMap::<String, Spanned<Precondition>>::deserialize(d)?;
+    if map.is_empty() {
+        return Err(de::Error::custom(
+            "`reached: {}` names no precondition, so it would vouch for any run: name one (step, log, probe, history, resent, converge, config, jvm), or leave `reached:` out",
+        ));
+    }
+    Ok(map)
 }
 
 fn one() -> u64 {

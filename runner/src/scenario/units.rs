@@ -219,6 +219,11 @@ impl<'de> Deserialize<'de> for OffsetRange {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
         let (low, high) = parse_range(&text, parse_offset).map_err(de::Error::custom)?;
+        if (low, high) == (0, 0) {
+            return Err(de::Error::custom(format!(
+                "`{text}`: a clock offset of 0 s leaves the clock as it is, so the step does nothing; give one (like +70s)"
+            )));
+        }
         Ok(OffsetRange { low, high })
     }
 }

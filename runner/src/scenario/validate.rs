@@ -86,6 +86,13 @@ pub(super) fn validate(spec: &Scenario, facts: &NodeFacts, problems: &mut Proble
         );
     }
     validate_workload(spec, facts, problems);
+    if let Some(s3) = spec.s3.as_ref().filter(|s| s.value.bucket.is_empty()) {
+        problems.at(
+            &s3.referenced,
+            "s3.bucket",
+            "`bucket: \"\"` names no bucket (an S3 bucket's name is 3 to 63 characters); leave it out for `chaos`",
+        );
+    }
     if spec.faults.len() > MAX_FAULT_STEPS {
         problems.at(
             &spec.faults[MAX_FAULT_STEPS].referenced,
@@ -279,6 +286,30 @@ fn validate_precondition(
             .iter()
             .flat_map(|r| [("resent.first", &r.first), ("resent.again", &r.again)]),
     ) {
+        if let Some(f) = &filter.f {
+            let names = f.names();
+            let kinds = spec.workload.kind.value.operation_kinds();
+            if names.is_empty() {
+                problem(
+                    &format!("{sub}.f"),
+                    "`f: []` names no operation kind, so no operation can match; name one, or leave `f:` out to count every kind".into(),
+                );
+            }
+            for name in names.into_iter().filter(|n| !kinds.contains(n)) {
+                problem(
+                    &format!("{sub}.f"),
+                    format!(
+                        "{} is not an operation kind of the {} workload, so no operation can match (its kinds: {})",
+                        chaos_core::shown::shown(name),
+                        serde_json::to_value(spec.workload.kind.value)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_owned))
+                            .unwrap_or_default(),
+                        kinds.join(", ")
+                    ),
+                );
+            }
+        }
         match (&filter.at_least, sub) {
             (Some(n), "history") if n.value == 0 => {
                 problem("history.at-least", "needs at least 1".into())
@@ -1046,6 +1077,20 @@ fn validate_sections(spec: &Scenario, problems: &mut Problems) {
             w.kind.referenced,
             "workload.duplicate-after".into(),
             "duplicate-after applies to the create workload only".into(),
+        ));
+    }
+    if w.duration.0.is_zero() {
+        section_problems.push((
+            w.kind.referenced,
+            "workload.duration".into(),
+            "a workload of 0 s plays no operation: give it a length (like 30s)".into(),
+        ));
+    }
+    if w.timeout.0.is_zero() {
+        section_problems.push((
+            w.kind.referenced,
+            "workload.timeout".into(),
+            "a timeout of 0 s gives up on every operation before its answer can come: give one (like 5s), or leave it out for the default".into(),
         ));
     }
     if w.retries == 0 && !w.resend_after.0.is_zero() {

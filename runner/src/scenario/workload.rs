@@ -30,6 +30,22 @@ pub enum WorkloadKind {
     Stream,
 }
 
+impl WorkloadKind {
+    /// The operation kinds (`f`) the workload records in history.jsonl, its final reads and
+    /// resends among them: what a `reached:` filter's `f:` can name.
+    pub fn operation_kinds(self) -> &'static [&'static str] {
+        match self {
+            WorkloadKind::Register => &["read", "write", "cas"],
+            WorkloadKind::Set => &["read", "add", "final-read"],
+            WorkloadKind::Create => &["cas", "resend", "read"],
+            WorkloadKind::S3Object => &["get", "put", "delete"],
+            WorkloadKind::Fencing => &["takeover", "upload", "read"],
+            WorkloadKind::Lease => &["hsync", "recover-lease", "close", "final-read"],
+            WorkloadKind::Stream => &["put", "final-read"],
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReadConsistency {

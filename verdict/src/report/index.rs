@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 use super::junit::{self, RunCases};
-use super::load::{read_redacted, shown};
+use super::load::{read_redacted, read_result_redacted, shown};
 use crate::error::{HarnessError, Result};
 use crate::run_folder::{Build, CheckInWords, Reached, ReportSummary, RunResult, REPORT, RESULT};
 
@@ -21,6 +21,8 @@ pub struct Entry {
     pub seed: String,
     pub verdict: String,
     pub duration_s: f64,
+    /// The duration as the index shows it (`12.5 s`, or why there is none).
+    pub duration: String,
     pub operations: Option<usize>,
     pub headline: String,
     pub checks: Vec<CheckInWords>,
@@ -118,7 +120,7 @@ fn href(rel: &Path) -> String {
 }
 
 fn entry(dir: &Path, run: &Path) -> std::result::Result<Entry, String> {
-    let result: RunResult = read_redacted(run, RESULT).map_err(|e| {
+    let result: RunResult = read_result_redacted(run).map_err(|e| {
         let e = e.to_string();
         // The error names the file already; the index names it relative to its folder.
         let full = run.join(RESULT).display().to_string();
@@ -162,9 +164,10 @@ fn entry(dir: &Path, run: &Path) -> std::result::Result<Entry, String> {
         href: href(rel),
         scenario: shown(&meta.scenario),
         started: shown(&meta.started),
-        seed: shown(&meta.seed),
+        seed: meta.seed_words(),
         verdict: result.verdict.word().to_string(),
         duration_s: meta.duration_s.unwrap_or(0.0),
+        duration: meta.duration_words(),
         operations: summary
             .as_ref()
             .and_then(|s| s.operations)
@@ -338,7 +341,7 @@ fn page(
                                     td { span class={"badge v-" (e.verdict)} { (e.verdict) } }
                                     td { (e.confirmation.as_deref().unwrap_or("").replace('-', " "))
                                         @for p in e.preconditions.iter().filter(|p| !p.reached) { br; span.muted title=(p.evidence) { "not reached: " (p.name) } } }
-                                    td.num { (format!("{:.1} s", e.duration_s)) }
+                                    td.num { (e.duration) }
                                     td.num { (e.operations.map(|o| o.to_string()).unwrap_or_default()) }
                                     td.head { (e.headline) }
                                     td { @if e.has_page { a href={(e.href) "/index.html"} { "report" } } @else { a href={(e.href) "/result.json"} { "result.json" } } }

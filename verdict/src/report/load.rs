@@ -131,6 +131,14 @@ pub fn read_redacted<T: serde::de::DeserializeOwned>(dir: &Path, rel: &str) -> R
     crate::run_folder::from_object(dir, rel, value)
 }
 
+/// result.json read as [`read_redacted`] reads a file, its odd seed or duration noted
+/// ([`RunResult::of`]).
+pub fn read_result_redacted(dir: &Path) -> Result<RunResult> {
+    let mut value = crate::run_folder::read_object(dir, RESULT)?;
+    redact_value(&mut value);
+    RunResult::of(dir, value)
+}
+
 fn bad(path: &Path, what: impl std::fmt::Display) -> HarnessError {
     HarnessError::BadInput(format!("{}: {what}", path.display()))
 }
@@ -153,7 +161,7 @@ pub fn load(dir: &Path) -> Result<RunFolder> {
         }
     }
     let result = RunResult::of(dir, result)?;
-    let mut unread = Vec::new();
+    let mut unread = result.meta.odd.clone();
     let scenario = noting(
         &mut unread,
         dir,

@@ -65,7 +65,7 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         .collect();
     let cases = junit::RunCases {
         scenario: shown(&meta.scenario),
-        seed: shown(&meta.seed),
+        seed: meta.seed_words(),
         verdict: r.verdict.word().to_string(),
         folder: folder.clone(),
         command: shown(&meta.command),
@@ -102,12 +102,12 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         " (incomplete: the folder could not be read in full)"
     };
     let line = format!(
-        "{}: {}{incomplete}{confirmation} (seed {}, {} ops{steps}, {:.1} s){} {}",
+        "{}: {}{incomplete}{confirmation} (seed {}, {} ops{steps}, {}){} {}",
         shown(&meta.scenario),
         r.verdict.word(),
-        shown(&meta.seed),
+        meta.seed_words(),
         run.ops.len(),
-        meta.duration_s.unwrap_or(0.0),
+        meta.duration_words(),
         headline
             .as_ref()
             .map(|h| format!(": {h}"))

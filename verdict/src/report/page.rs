@@ -326,7 +326,7 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                 dl {
                     dt { "system" } dd { (shown(&meta.system))
                         @for (name, v) in &m.versions { " · " (name) " " (v) } }
-                    dt { "seed" } dd { (shown(&meta.seed)) }
+                    dt { "seed" } dd { (meta.seed_words()) }
                     dt { "reproduce" } dd.repro {
                         code #repro { (shown(&meta.command)) }
                         button type="button" data-copy="repro" { "copy" }

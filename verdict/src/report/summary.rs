@@ -180,7 +180,7 @@ pub fn run_summary(m: &Model, folder: &str) -> String {
                 .as_ref()
                 .map(|p| crate::run_folder::repo_relative(p).display().to_string())
         ),
-        shown(&meta.seed)
+        meta.seed_words()
     );
     if let Some(c) = &r.confirmation_sentence {
         let _ = writeln!(s, "- **Confirmation:** {}", plain(c));
