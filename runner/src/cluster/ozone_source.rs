@@ -293,7 +293,7 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<()> {
 
 /// A copy of the tree with the patches applied in order (`patch -p1`, no fuzz), in a
 /// temporary folder removed when the returned handle drops. DIR is only read.
-pub fn patched_copy(tree: &Path, patches: &[PathBuf]) -> Result<TempDir> {
+pub(crate) fn patched_copy(tree: &Path, patches: &[PathBuf]) -> Result<TempDir> {
     let work = TempDir::new("ozone-source")?;
     let copy = &work.0;
     eprintln!(
