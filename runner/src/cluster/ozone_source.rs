@@ -431,6 +431,8 @@ fn module_line(line: &str) -> Option<(String, String)> {
     if !count.contains('/') {
         return None;
     }
+    // Maven pads the line to a width: `Apache Ozone Manager 2.3.0-SNAPSHOT      [12/58]`.
+    let name = name.trim_end();
     let name = name.rsplit_once(' ').map_or(name, |(n, _)| n);
     Some((name.to_string(), count.to_string()))
 }
@@ -473,23 +475,28 @@ fn run_maven(tree: &Path, tag: &str) -> Result<()> {
         .stderr(Stdio::from(stderr))
         .spawn()
         .map_err(|e| HarnessError::infra(format!("cannot run mvn: {e}")))?;
-    let activity = crate::progress::Activity::start(&format!(
-        "building Ozone from {} with Maven (repository {}, log {})",
+    eprintln!(
+        "building Ozone from {} with Maven: repository {}, log {}",
         tree.display(),
         repository.display(),
         log.display()
-    ));
+    );
+    let activity = crate::progress::Activity::start(&format!("mvn in {}", tree.display()));
     let mut lines: Vec<String> = Vec::new();
     let (mut downloads, mut module) = (0u64, String::new());
+    let news = |module: &str, downloads: u64| match downloads {
+        0 => module.to_string(),
+        n => format!("{module}; {n} files downloaded"),
+    };
     if let Some(out) = child.stdout.take() {
         for line in std::io::BufReader::new(out).lines().map_while(|l| l.ok()) {
             let _ = writeln!(file, "{line}");
             if line.starts_with("[INFO] Downloaded from") {
                 downloads += 1;
-                activity.note(&format!("{module}; {downloads} files downloaded"));
-            } else if let Some(news) = module_news(&line) {
-                module = news;
-                activity.note(&format!("{module}; {downloads} files downloaded"));
+                activity.note(&news(&module, downloads));
+            } else if let Some(started) = module_news(&line) {
+                module = started;
+                activity.note(&news(&module, downloads));
             }
             if line.starts_with("[ERROR]") && lines.len() < 200 {
                 lines.push(line);

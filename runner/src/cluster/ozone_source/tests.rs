@@ -315,6 +315,11 @@ fn a_failed_maven_build_says_its_module_and_first_error() {
         module_news("[INFO] Building Apache Ozone Manager 2.3.0-SNAPSHOT [30/58]").as_deref(),
         Some("module 30/58: Apache Ozone Manager")
     );
+    assert_eq!(
+        module_news("[INFO] Building Apache Ozone HDDS Client 2.3.0-SNAPSHOT               [23/53]")
+            .as_deref(),
+        Some("module 23/53: Apache Ozone HDDS Client")
+    );
     assert_eq!(module_news("[INFO] Building jar: /x/y.jar"), None);
 }
 
