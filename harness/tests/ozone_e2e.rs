@@ -371,7 +371,13 @@ fn jvm_faults_trace_delay_throw_and_hold_inside_the_oms() {
     assert!(traced.len() >= 5, "{traced:?}");
     let indexes: Vec<u64> = traced
         .iter()
-        .map(|f| f["values"]["$2.getIndex()"].as_str().unwrap().parse().unwrap())
+        .map(|f| {
+            f["values"]["$2.getIndex()"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
         .collect();
     assert!(indexes.windows(2).all(|w| w[0] < w[1]), "{indexes:?}");
     assert!(
@@ -429,7 +435,10 @@ fn jvm_faults_trace_delay_throw_and_hold_inside_the_oms() {
 fn a_jvm_rule_that_matches_no_method_ends_the_run_255_naming_the_step() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     ensure_image();
-    let dir = repo().join(format!("target/e2e-runs/jvm-refused-{}", std::process::id()));
+    let dir = repo().join(format!(
+        "target/e2e-runs/jvm-refused-{}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let scenario = dir.join("jvm-refused.yaml");
     std::fs::write(
