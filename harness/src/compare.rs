@@ -715,11 +715,16 @@ mod tests {
         assert_eq!(Build::parse("dist:/x/y"), Ok(Build::Dist("/x/y".into())));
         assert_eq!(
             Build::parse("src:../ozone+fixes/a.patch"),
-            Ok(Build::Source("../ozone".into(), vec!["fixes/a.patch".into()]))
+            Ok(Build::Source(
+                "../ozone".into(),
+                vec!["fixes/a.patch".into()]
+            ))
         );
         assert!(Build::parse("src:").is_err());
         assert_eq!(
-            Build::parse("src:../ozone+a.patch").unwrap().relative_to(Path::new("suites")),
+            Build::parse("src:../ozone+a.patch")
+                .unwrap()
+                .relative_to(Path::new("suites")),
             Build::Source("suites/../ozone".into(), vec!["suites/a.patch".into()])
         );
         assert_eq!(

@@ -575,7 +575,11 @@ fn a_folder_that_is_not_an_ozone_source_tree_is_refused() {
         std::fs::read_dir(std::env::temp_dir())
             .unwrap()
             .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("chaos-ozone-source-"))
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("chaos-ozone-source-")
+            })
             .count()
     };
     let before = copies();
@@ -602,7 +606,9 @@ fn a_folder_that_is_not_an_ozone_source_tree_is_refused() {
         (
             "compare",
             with_env(
-                &["compare", scenario, "--build", "2.2.0", "--build", &spec, "--seeds", "1"],
+                &[
+                    "compare", scenario, "--build", "2.2.0", "--build", &spec, "--seeds", "1",
+                ],
                 None,
             ),
         ),
@@ -612,12 +618,20 @@ fn a_folder_that_is_not_an_ozone_source_tree_is_refused() {
         assert_eq!(code, 254, "{what}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{what}: {err}");
         assert!(
-            err.contains(&format!("{shown}: not an Ozone source tree: missing hadoop-ozone/pom.xml")),
+            err.contains(&format!(
+                "{shown}: not an Ozone source tree: missing hadoop-ozone/pom.xml"
+            )),
             "{what}: {err}"
         );
     }
     let (code, err) = code_and_stderr(&with_env(
-        &["images", "build", "ozone", "--source", &dir.join("none").to_string_lossy()],
+        &[
+            "images",
+            "build",
+            "ozone",
+            "--source",
+            &dir.join("none").to_string_lossy(),
+        ],
         None,
     ));
     assert_eq!(code, 254, "{err}");

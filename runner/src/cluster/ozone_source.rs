@@ -203,15 +203,19 @@ fn tree_state(dir: &Path) -> Result<TreeState> {
     });
     if is_top {
         if let Some(head) = git(dir, &["rev-parse", "HEAD"]) {
-            let commit: String = String::from_utf8_lossy(&head).trim().chars().take(12).collect();
+            let commit: String = String::from_utf8_lossy(&head)
+                .trim()
+                .chars()
+                .take(12)
+                .collect();
             let status = git(dir, &["status", "--porcelain"]).unwrap_or_default();
             let dirty = if status.is_empty() {
                 None
             } else {
                 let mut hasher = Sha256::new();
                 hasher.update(git(dir, &["diff", "--binary", "HEAD"]).unwrap_or_default());
-                let untracked =
-                    git(dir, &["ls-files", "-z", "--others", "--exclude-standard"]).unwrap_or_default();
+                let untracked = git(dir, &["ls-files", "-z", "--others", "--exclude-standard"])
+                    .unwrap_or_default();
                 for name in untracked.split(|b| *b == 0).filter(|n| !n.is_empty()) {
                     hasher.update(name);
                     hasher.update([0u8]);
@@ -251,9 +255,9 @@ fn source_files(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         .map_err(|e| HarnessError::BadInput(format!("{}: {e}", here.display())))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let kind = entry.file_type().map_err(|e| {
-            HarnessError::BadInput(format!("{}: {e}", entry.path().display()))
-        })?;
+        let kind = entry
+            .file_type()
+            .map_err(|e| HarnessError::BadInput(format!("{}: {e}", entry.path().display())))?;
         if kind.is_dir() {
             if !is_output(&here, &name) {
                 source_files(root, &rel.join(&name), out)?;
@@ -269,7 +273,10 @@ fn source_files(root: &Path, rel: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 /// links) into `to`, which must exist.
 pub fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     let io = |p: &Path, e: std::io::Error| {
-        HarnessError::infra(format!("cannot copy the source tree ({}): {e}", p.display()))
+        HarnessError::infra(format!(
+            "cannot copy the source tree ({}): {e}",
+            p.display()
+        ))
     };
     for entry in std::fs::read_dir(from).map_err(|e| io(from, e))?.flatten() {
         let name = entry.file_name();
@@ -304,9 +311,9 @@ pub(crate) fn patched_copy(tree: &Path, patches: &[PathBuf]) -> Result<TempDir> 
     );
     copy_tree(tree, copy)?;
     for p in patches {
-        let patch = p.canonicalize().map_err(|e| {
-            HarnessError::BadInput(format!("patch {}: {e}", p.display()))
-        })?;
+        let patch = p
+            .canonicalize()
+            .map_err(|e| HarnessError::BadInput(format!("patch {}: {e}", p.display())))?;
         let out = Command::new("patch")
             .args(["-p1", "-F0", "--batch", "--forward", "-s", "-i"])
             .arg(&patch)
@@ -316,7 +323,10 @@ pub(crate) fn patched_copy(tree: &Path, patches: &[PathBuf]) -> Result<TempDir> 
         if !out.status.success() {
             let text = String::from_utf8_lossy(&out.stdout).to_string()
                 + &String::from_utf8_lossy(&out.stderr);
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("no output");
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("no output");
             return Err(HarnessError::infra(format!(
                 "patch {} does not apply to {}: {}",
                 p.display(),
@@ -349,7 +359,8 @@ pub fn check_tools(path: &std::ffi::OsStr) -> Result<()> {
         .arg("-version")
         .output()
         .map_err(|e| HarnessError::infra(format!("cannot run {}: {e}", java.display())))?;
-    let text = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    let text =
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     let major = java_major(&text);
     if !major.is_some_and(|m| m >= 17) {
         return Err(HarnessError::infra(format!(
@@ -408,12 +419,7 @@ pub fn maven_failure(lines: &[String]) -> (String, String) {
             l.split_once(" on project ")
                 .map(|(_, p)| p.split([':', ' ']).next().unwrap_or(p).to_string())
         })
-        .or_else(|| {
-            lines
-                .iter()
-                .rev()
-                .find_map(|l| module_name(l))
-        })
+        .or_else(|| lines.iter().rev().find_map(|l| module_name(l)))
         .unwrap_or_else(|| "an unknown module".into());
     let first = errors
         .first()
@@ -527,7 +533,10 @@ pub fn check_args(dir: &Path, patches: &[PathBuf]) -> Result<SourceTree> {
     let tree = find_source(dir)?;
     for p in patches {
         if !p.is_file() {
-            return Err(HarnessError::BadInput(format!("patch {}: no such file", p.display())));
+            return Err(HarnessError::BadInput(format!(
+                "patch {}: no such file",
+                p.display()
+            )));
         }
     }
     Ok(tree)
@@ -575,9 +584,17 @@ pub async fn ensure_source(
     if !patches.is_empty() {
         let names: Vec<String> = patches
             .iter()
-            .map(|p| p.file_name().unwrap_or_default().to_string_lossy().into_owned())
+            .map(|p| {
+                p.file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned()
+            })
             .collect();
-        labels.push_str(&format!("LABEL chaos.ozone.patches=\"{}\"\n", names.join(" ")));
+        labels.push_str(&format!(
+            "LABEL chaos.ozone.patches=\"{}\"\n",
+            names.join(" ")
+        ));
     }
     ozone_build::build_dist_image(docker, repo, &dist, &tag, &labels).await?;
     drop(dist);

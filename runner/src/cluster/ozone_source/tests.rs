@@ -31,7 +31,11 @@ const POM: &str = "<project>\n  <parent><artifactId>apache</artifactId><version>
 /// The files that make an Ozone source tree, and one source file.
 fn fake_tree(dir: &Path) {
     write(&dir.join("pom.xml"), POM);
-    for p in ["hadoop-ozone/pom.xml", "hadoop-ozone/dist/pom.xml", "hadoop-hdds/pom.xml"] {
+    for p in [
+        "hadoop-ozone/pom.xml",
+        "hadoop-ozone/dist/pom.xml",
+        "hadoop-hdds/pom.xml",
+    ] {
         write(&dir.join(p), "<project/>\n");
     }
     write(
@@ -147,15 +151,24 @@ fn a_git_tree_is_named_by_commit_and_its_uncommitted_changes() {
     assert_eq!(commit.len(), 12);
     assert_eq!(dirty, &None);
     // The same tree again: the same tag, so its image is reused.
-    assert_eq!(source_tag(&find_source(&s.0).unwrap(), None), source_tag(&clean, None));
+    assert_eq!(
+        source_tag(&find_source(&s.0).unwrap(), None),
+        source_tag(&clean, None)
+    );
     let main = s.0.join("hadoop-ozone/common/src/Main.java");
     write(&main, "class Main {\n  int x = 2;\n}\n");
     let edited = find_source(&s.0).unwrap();
-    let TreeState::Git { dirty: Some(d1), .. } = &edited.state else {
+    let TreeState::Git {
+        dirty: Some(d1), ..
+    } = &edited.state
+    else {
         panic!("dirty: {:?}", edited.state);
     };
     write(&s.0.join("new.txt"), "untracked");
-    let TreeState::Git { dirty: Some(d2), .. } = find_source(&s.0).unwrap().state else {
+    let TreeState::Git {
+        dirty: Some(d2), ..
+    } = find_source(&s.0).unwrap().state
+    else {
         panic!("dirty");
     };
     assert_ne!(d1, &d2, "an untracked file changes the digest");
@@ -169,8 +182,15 @@ fn a_tree_outside_git_is_named_by_its_files_not_its_build_output() {
     let s = Scratch::new("files");
     fake_tree(&s.0);
     let first = find_source(&s.0).unwrap();
-    assert!(matches!(first.state, TreeState::Files(_)), "{:?}", first.state);
-    write(&s.0.join("hadoop-ozone/dist/target/ozone-2.3.0-SNAPSHOT/x"), "built");
+    assert!(
+        matches!(first.state, TreeState::Files(_)),
+        "{:?}",
+        first.state
+    );
+    write(
+        &s.0.join("hadoop-ozone/dist/target/ozone-2.3.0-SNAPSHOT/x"),
+        "built",
+    );
     assert_eq!(find_source(&s.0).unwrap(), first);
     write(&s.0.join("hadoop-ozone/common/src/Main.java"), "changed");
     assert_ne!(find_source(&s.0).unwrap(), first);
@@ -196,7 +216,10 @@ fn a_folder_that_is_not_a_source_tree_names_the_missing_file() {
     assert!(message(&s.0).ends_with("missing hadoop-ozone/dist/pom.xml"));
     assert!(message(&s.0.join("nowhere")).contains("no such folder"));
     fake_tree(&s.0);
-    write(&s.0.join("pom.xml"), "<project><artifactId>other</artifactId></project>");
+    write(
+        &s.0.join("pom.xml"),
+        "<project><artifactId>other</artifactId></project>",
+    );
     assert!(message(&s.0).contains("not Ozone's root pom"));
 }
 
@@ -206,7 +229,10 @@ fn patches_go_to_a_copy_and_never_to_the_tree() {
     let tree = s.0.join("ozone");
     write(&tree.join("hadoop-ozone/common/pom.xml"), "<project/>\n");
     git_tree(&tree);
-    write(&tree.join("hadoop-ozone/common/target/classes/Main.class"), "built");
+    write(
+        &tree.join("hadoop-ozone/common/target/classes/Main.class"),
+        "built",
+    );
     let patch = s.0.join("x.patch");
     write(
         &patch,
@@ -290,7 +316,10 @@ fn specs_parse() {
     assert_eq!(parse_spec("/src/ozone"), Ok(("/src/ozone".into(), vec![])));
     assert_eq!(
         parse_spec("../ozone+fixes/a.patch+b.patch"),
-        Ok(("../ozone".into(), vec!["fixes/a.patch".into(), "b.patch".into()]))
+        Ok((
+            "../ozone".into(),
+            vec!["fixes/a.patch".into(), "b.patch".into()]
+        ))
     );
     assert!(parse_spec("").is_err());
     assert!(parse_spec("dir+").is_err());
@@ -316,8 +345,10 @@ fn a_failed_maven_build_says_its_module_and_first_error() {
         Some("module 30/58: Apache Ozone Manager")
     );
     assert_eq!(
-        module_news("[INFO] Building Apache Ozone HDDS Client 2.3.0-SNAPSHOT               [23/53]")
-            .as_deref(),
+        module_news(
+            "[INFO] Building Apache Ozone HDDS Client 2.3.0-SNAPSHOT               [23/53]"
+        )
+        .as_deref(),
         Some("module 23/53: Apache Ozone HDDS Client")
     );
     assert_eq!(module_news("[INFO] Building jar: /x/y.jar"), None);
@@ -325,7 +356,10 @@ fn a_failed_maven_build_says_its_module_and_first_error() {
 
 #[test]
 fn java_17_and_maven_are_asked_for_by_name() {
-    assert_eq!(java_major("openjdk version \"17.0.15\" 2025-04-15"), Some(17));
+    assert_eq!(
+        java_major("openjdk version \"17.0.15\" 2025-04-15"),
+        Some(17)
+    );
     assert_eq!(java_major("java version \"1.8.0_292\""), Some(8));
     assert_eq!(java_major("openjdk version \"21\" 2023-09-19"), Some(21));
     let s = Scratch::new("tools");
@@ -340,11 +374,20 @@ fn java_17_and_maven_are_asked_for_by_name() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
     };
-    script("java", "#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n");
+    script(
+        "java",
+        "#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n",
+    );
     assert!(infra(&s.0).contains("there is no mvn: install it"));
     script("mvn", "#!/bin/sh\n");
     let m = infra(&s.0);
-    assert!(m.contains("needs Java 17 or newer") && m.contains("11.0.2"), "{m}");
-    script("java", "#!/bin/sh\necho 'openjdk version \"17.0.15\" 2025-04-15' >&2\n");
+    assert!(
+        m.contains("needs Java 17 or newer") && m.contains("11.0.2"),
+        "{m}"
+    );
+    script(
+        "java",
+        "#!/bin/sh\necho 'openjdk version \"17.0.15\" 2025-04-15' >&2\n",
+    );
     check_tools(s.0.as_os_str()).unwrap();
 }
