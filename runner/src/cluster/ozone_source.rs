@@ -199,7 +199,7 @@ fn tree_state(dir: &Path) -> Result<TreeState> {
     let top = git(dir, &["rev-parse", "--show-toplevel"])
         .map(|t| PathBuf::from(String::from_utf8_lossy(&t).trim()));
     let is_top = top.is_some_and(|t| {
-        t.canonicalize().ok() == dir.canonicalize().ok() && t.as_os_str().len() > 0
+        t.canonicalize().ok() == dir.canonicalize().ok() && !t.as_os_str().is_empty()
     });
     if is_top {
         if let Some(head) = git(dir, &["rev-parse", "HEAD"]) {
@@ -362,7 +362,7 @@ pub fn check_tools(path: &std::ffi::OsStr) -> Result<()> {
     let text =
         String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
     let major = java_major(&text);
-    if !major.is_some_and(|m| m >= 17) {
+    if major.is_none_or(|m| m < 17) {
         return Err(HarnessError::infra(format!(
             "building Ozone from source needs Java 17 or newer, and {} is {}: install a JDK 17 (Debian: apt-get install openjdk-17-jdk-headless) and put it first on PATH",
             java.display(),
@@ -504,9 +504,8 @@ fn run_maven(tree: &Path, tag: &str) -> Result<()> {
                 module = started;
                 activity.note(&news(&module, downloads));
             }
-            if line.starts_with("[ERROR]") && lines.len() < 200 {
-                lines.push(line);
-            } else if line.starts_with("[INFO] Building ") {
+            // Every module's start and Maven's first [ERROR] lines: what a failure is told from.
+            if (line.starts_with("[ERROR]") && lines.len() < 400) || module_line(&line).is_some() {
                 lines.push(line);
             }
         }
