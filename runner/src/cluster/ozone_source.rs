@@ -423,7 +423,14 @@ pub fn maven_failure(lines: &[String]) -> (String, String) {
         .unwrap_or_else(|| "an unknown module".into());
     let first = errors
         .first()
-        .map(|l| l.trim_start_matches("[ERROR]").trim().to_string())
+        .map(|l| {
+            // Maven nests some: `[ERROR] [ERROR] Some problems were encountered ...`.
+            let mut text = l.as_str();
+            while let Some(rest) = text.trim_start().strip_prefix("[ERROR]") {
+                text = rest;
+            }
+            text.trim().to_string()
+        })
         .unwrap_or_else(|| "no [ERROR] line".into());
     (module, first)
 }

@@ -338,6 +338,16 @@ fn a_failed_maven_build_says_its_module_and_first_error() {
     let (module, first) = maven_failure(&lines);
     assert_eq!(module, "ozone-manager");
     assert_eq!(first, "/src/OzoneManager.java:[12,8] cannot find symbol");
+    let nested = vec![
+        "[ERROR] [ERROR] Some problems were encountered while processing the POMs:".to_string(),
+    ];
+    assert_eq!(
+        maven_failure(&nested),
+        (
+            "an unknown module".to_string(),
+            "Some problems were encountered while processing the POMs:".to_string()
+        )
+    );
     let (module, _) = maven_failure(&lines[..2]);
     assert_eq!(module, "Apache Ozone Manager");
     assert_eq!(
