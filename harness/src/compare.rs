@@ -6,7 +6,8 @@
 //! self-contained `index.html` that links each run's report; `chaos report --index` lists it.
 //!
 //! A build is a release version (`2.2.0`), a release plus patches (`2.2.0+fixes/X.patch+...`),
-//! an Ozone distribution (`dist:PATH`), an image (`image:TAG`), or a setting added to the
+//! an Ozone distribution (`dist:PATH`), an Ozone source tree built here with Maven
+//! (`src:DIR[+fixes/X.patch...]`, the patches applied to a copy), an image (`image:TAG`), or a setting added to the
 //! scenario's `cluster.environment` for every node (`set:KEY=VALUE`, any system).
 
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::cluster::{docker, ozone_build};
+use crate::cluster::{docker, ozone_build, ozone_source};
 use crate::error::{HarnessError, Result, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION};
 use crate::rates::{Class, Tally};
 use crate::run_folder::{ComparedBuild, ComparedRun, Comparison};
@@ -30,6 +31,8 @@ pub enum Build {
     Patched(String, Vec<PathBuf>),
     /// An Ozone distribution, a folder or tarball.
     Dist(PathBuf),
+    /// An Ozone source tree, built with Maven, plus patches applied to a copy of it.
+    Source(PathBuf, Vec<PathBuf>),
     /// An image already here (OZONE_IMAGE).
     Image(String),
     /// KEY=VALUE in the scenario's cluster.environment, for every node.
@@ -44,6 +47,11 @@ impl Build {
                 return Err("--build dist:PATH needs a path".into());
             }
             return Ok(Build::Dist(PathBuf::from(path)));
+        }
+        if let Some(spec) = text.strip_prefix("src:") {
+            let (dir, patches) =
+                ozone_source::parse_spec(spec).map_err(|e| format!("--build {text}: {e}"))?;
+            return Ok(Build::Source(dir, patches));
         }
         if let Some(tag) = text.strip_prefix("image:") {
             if tag.is_empty() || tag.contains(char::is_whitespace) {
@@ -68,7 +76,7 @@ impl Build {
         let version = parts.next().unwrap_or_default().to_string();
         if !ozone_build::valid_version(&version) {
             return Err(format!(
-                "--build `{text}`: not a build (a release like 2.2.0, 2.2.0+fixes/X.patch, dist:PATH, image:TAG or set:KEY=VALUE)"
+                "--build `{text}`: not a build (a release like 2.2.0, 2.2.0+fixes/X.patch, dist:PATH, src:DIR, image:TAG or set:KEY=VALUE)"
             ));
         }
         let patches: Vec<PathBuf> = parts.map(PathBuf::from).collect();
@@ -90,6 +98,10 @@ impl Build {
                 Build::Patched(v, patches.iter().map(|p| folder.join(p)).collect())
             }
             Build::Dist(path) => Build::Dist(folder.join(path)),
+            Build::Source(dir, patches) => Build::Source(
+                folder.join(dir),
+                patches.iter().map(|p| folder.join(p)).collect(),
+            ),
             other => other,
         }
     }
@@ -100,12 +112,17 @@ impl Build {
     }
 
     /// What makes two builds the same: the version and the patches' bytes, the distribution's
-    /// folder, the tag, the setting.
+    /// or source tree's folder (with the patches' bytes), the tag, the setting.
     fn identity(&self) -> Result<String> {
         Ok(match self {
             Build::Release(v) => format!("chaos-ozone:{v}"),
             Build::Patched(v, p) => ozone_build::patched_tag(v, p)?,
             Build::Dist(p) => format!("dist:{}", p.canonicalize().unwrap_or(p.clone()).display()),
+            Build::Source(d, p) => format!(
+                "src:{}+{}",
+                d.canonicalize().unwrap_or(d.clone()).display(),
+                ozone_source::patches_digest(p)?.unwrap_or_default()
+            ),
             Build::Image(t) => format!("image:{t}"),
             Build::Set(k, v) => format!("set:{k}={v}"),
         })
@@ -139,6 +156,11 @@ pub fn reproduce_words(options: &CompareOptions) -> Vec<String> {
                     format!("{v}+{}", patches.join("+"))
                 }
                 Ok(Build::Dist(path)) => format!("dist:{}", shown(&path)),
+                Ok(Build::Source(dir, patches)) => {
+                    let mut words = vec![shown(&dir)];
+                    words.extend(patches.iter().map(|p| shown(p)));
+                    format!("src:{}", words.join("+"))
+                }
                 _ => text.trim().to_string(),
             };
             words.extend(["--build".to_string(), build]);
@@ -419,6 +441,7 @@ pub fn prepare(options: &CompareOptions) -> Result<Prepared> {
         match &build {
             Build::Patched(v, patches) => ozone_build::check_patch_args(v, patches)?,
             Build::Dist(path) => drop(ozone_build::find_dist(path)?),
+            Build::Source(dir, patches) => drop(ozone_source::check_args(dir, patches)?),
             _ => {}
         }
         let identity = build.identity()?;
@@ -465,6 +488,9 @@ pub async fn play(
                     }
                     Build::Dist(path) => {
                         ozone_build::ensure_dist(&docker, &root, path, false).await?
+                    }
+                    Build::Source(dir, patches) => {
+                        ozone_source::ensure_source(&docker, &root, dir, patches, false).await?
                     }
                     Build::Image(tag) => {
                         if !crate::cluster::images::exists(&docker, tag).await {
@@ -687,6 +713,20 @@ mod tests {
             ))
         );
         assert_eq!(Build::parse("dist:/x/y"), Ok(Build::Dist("/x/y".into())));
+        assert_eq!(
+            Build::parse("src:../ozone+fixes/a.patch"),
+            Ok(Build::Source(
+                "../ozone".into(),
+                vec!["fixes/a.patch".into()]
+            ))
+        );
+        assert!(Build::parse("src:").is_err());
+        assert_eq!(
+            Build::parse("src:../ozone+a.patch")
+                .unwrap()
+                .relative_to(Path::new("suites")),
+            Build::Source("suites/../ozone".into(), vec!["suites/a.patch".into()])
+        );
         assert_eq!(
             Build::parse("image:apache/ozone:2.1.1"),
             Ok(Build::Image("apache/ozone:2.1.1".into()))

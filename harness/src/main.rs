@@ -156,7 +156,8 @@ struct RunArgs {
 struct CompareArgs {
     scenario: PathBuf,
     /// A build, twice: A (expected to show the bug), then B (expected to fix it). A release
-    /// `2.2.0`, `2.2.0+fixes/X.patch[+more.patch]`, `dist:PATH`, `image:TAG`, or
+    /// `2.2.0`, `2.2.0+fixes/X.patch[+more.patch]`, `dist:PATH`, `src:DIR[+fixes/X.patch]`
+    /// (an Ozone source tree built here with Maven), `image:TAG`, or
     /// `set:KEY=VALUE` (the scenario's cluster.environment, every node; any system).
     #[arg(long = "build", required_unless_present = "versions")]
     builds: Vec<String>,
@@ -215,11 +216,17 @@ enum ImagesCommand {
         compose: PathBuf,
         /// `ozone` only: a release plus this unified diff against Ozone's source tree
         /// (repeatable, applied in order): chaos-ozone:<version>-p<digest of the patches>.
+        /// With --source: applied to a copy of the source tree, never to DIR.
         #[arg(long, conflicts_with = "dist")]
         patch: Vec<PathBuf>,
         /// `ozone` only: the release the patches apply to (default OZONE_VERSION, else 2.2.0).
-        #[arg(long, requires = "patch")]
+        #[arg(long, requires = "patch", conflicts_with = "source")]
         version: Option<String>,
+        /// `ozone` only: an Ozone source tree (a checkout of apache/ozone), built here with
+        /// Ozone's Maven dist build: chaos-ozone:src-<version>-<commit>[-d<digest of
+        /// uncommitted changes>][-p<digest of the patches>], reused when it is here.
+        #[arg(long, conflicts_with = "dist")]
+        source: Option<PathBuf>,
         /// `ozone` only: an Ozone distribution, a folder or .tar.gz as `mvn package -Pdist`
         /// writes it: chaos-ozone:dist-<version>-<digest of the jars>.
         #[arg(long)]
@@ -324,12 +331,19 @@ async fn dispatch(cli: Cli) -> i32 {
                     patch,
                     version,
                     dist,
+                    source,
                 },
         } => {
-            if patch.is_empty() && dist.is_none() {
+            if patch.is_empty() && dist.is_none() && source.is_none() {
                 build_images(&compose, &profiles, force).await
             } else {
-                build_ozone(&profiles, &patch, version, dist.as_deref(), force).await
+                let from = OzoneFrom {
+                    patches: &patch,
+                    version,
+                    dist: dist.as_deref(),
+                    source: source.as_deref(),
+                };
+                build_ozone(&profiles, from, force).await
             }
         }
         Command::Compare(args) => {
@@ -631,6 +645,34 @@ fn load_all<'a>(
     Ok(loaded)
 }
 
+/// The image OZONE_DIST or OZONE_SOURCE names (built unless it is here), and which of the two
+/// named it; neither set: none. Both set is bad input.
+async fn ozone_image_from_env() -> Result<Option<(String, &'static str)>, HarnessError> {
+    use chaos::cluster::{ozone_build, ozone_source};
+    let var = |name: &str| std::env::var_os(name).filter(|d| !d.is_empty());
+    let root = std::env::current_dir().unwrap_or_default();
+    match (var("OZONE_DIST"), var("OZONE_SOURCE")) {
+        (Some(_), Some(_)) => Err(HarnessError::BadInput(
+            "OZONE_DIST and OZONE_SOURCE are both set: the Ozone nodes run one build; unset one"
+                .into(),
+        )),
+        (Some(dist), None) => {
+            let docker = docker::connect().await?;
+            let tag = ozone_build::ensure_dist(&docker, &root, Path::new(&dist), false).await?;
+            Ok(Some((tag, "OZONE_DIST")))
+        }
+        (None, Some(source)) => {
+            let (dir, patches) = ozone_source::parse_spec(&source.to_string_lossy())
+                .map_err(|e| HarnessError::BadInput(format!("OZONE_SOURCE: {e}")))?;
+            ozone_source::check_args(&dir, &patches)?;
+            let docker = docker::connect().await?;
+            let tag = ozone_source::ensure_source(&docker, &root, &dir, &patches, false).await?;
+            Ok(Some((tag, "OZONE_SOURCE")))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
 /// Plays each (scenario, seed, what a suite expects of it) in order, on the scenarios
 /// [`load_all`] validated. With more than one play of a scenario it ends with the table of
 /// rates.
@@ -639,20 +681,17 @@ async fn run_many(
     mut loaded: Vec<(PathBuf, scenario::LoadedScenario)>,
     options: &ManyOptions,
 ) -> Result<Played, HarnessError> {
-    // OZONE_DIST=PATH: the Ozone nodes run an image built from that distribution (built once).
-    if let Some(dist) = std::env::var_os("OZONE_DIST").filter(|d| !d.is_empty()) {
-        let docker = docker::connect().await?;
-        let root = std::env::current_dir().unwrap_or_default();
-        let tag = chaos::cluster::ozone_build::ensure_dist(&docker, &root, Path::new(&dist), false)
-            .await?;
+    // OZONE_DIST=PATH: the Ozone nodes run an image built from that distribution (built once);
+    // OZONE_SOURCE=DIR[+PATCH...]: from that source tree, built with Maven (once).
+    if let Some((tag, variable)) = ozone_image_from_env().await? {
         for (path, s) in &mut loaded {
             if chaos::compare::play_on_ozone_image(s, &tag) > 0 {
-                eprintln!("{}: Ozone nodes run {tag} (OZONE_DIST)", path.display());
+                eprintln!("{}: Ozone nodes run {tag} ({variable})", path.display());
             }
         }
     }
     // Ctrl-C interrupts the runs from here on; before, it stops chaos at once (an OZONE_DIST
-    // image build included).
+    // or OZONE_SOURCE image build included).
     let interrupt = interrupt_token();
     let mut rows = Vec::new();
     let mut tallies: Vec<(String, chaos::rates::Tally)> = Vec::new();
@@ -959,29 +998,47 @@ async fn build_images(
     Ok(EXIT_OK)
 }
 
-/// `chaos images build ozone --patch FILE... [--version V]` or `--dist PATH`: prints the tag.
+/// What `chaos images build ozone` builds an image from.
+struct OzoneFrom<'a> {
+    patches: &'a [PathBuf],
+    version: Option<String>,
+    dist: Option<&'a Path>,
+    source: Option<&'a Path>,
+}
+
+/// `chaos images build ozone --patch FILE... [--version V]`, `--dist PATH` or `--source DIR
+/// [--patch FILE...]`: prints the tag.
 async fn build_ozone(
     profiles: &[String],
-    patches: &[PathBuf],
-    version: Option<String>,
-    dist: Option<&Path>,
+    from: OzoneFrom<'_>,
     force: bool,
 ) -> Result<i32, HarnessError> {
-    use chaos::cluster::ozone_build;
+    use chaos::cluster::{ozone_build, ozone_source};
+    let OzoneFrom {
+        patches,
+        version,
+        dist,
+        source,
+    } = from;
     if profiles != ["ozone"] {
         return Err(HarnessError::BadInput(format!(
-            "--patch and --dist build Ozone images: `chaos images build ozone --patch FILE` (got profiles `{}`)",
+            "--patch, --dist and --source build Ozone images: `chaos images build ozone --patch FILE` (got profiles `{}`)",
             profiles.join(" ")
         )));
     }
     let root = std::env::current_dir().unwrap_or_default();
     let started = std::time::Instant::now();
-    let tag = match dist {
-        Some(path) => {
+    let tag = match (dist, source) {
+        (Some(path), _) => {
             let docker = docker::connect().await?;
             ozone_build::ensure_dist(&docker, &root, path, force).await?
         }
-        None => {
+        (None, Some(dir)) => {
+            ozone_source::check_args(dir, patches)?;
+            let docker = docker::connect().await?;
+            ozone_source::ensure_source(&docker, &root, dir, patches, force).await?
+        }
+        (None, None) => {
             let version = version
                 .or_else(|| std::env::var("OZONE_VERSION").ok())
                 .unwrap_or_else(|| "2.2.0".into());

@@ -562,3 +562,80 @@ fn an_output_folder_that_is_not_writable_is_refused() {
         cases.len()
     );
 }
+
+/// A folder that is not an Ozone source tree is refused before Docker is asked or Maven runs,
+/// naming the file it lacks, by `images build ozone --source`, `compare --build src:` and
+/// `OZONE_SOURCE`; nothing is left in the temporary folder.
+#[test]
+fn a_folder_that_is_not_an_ozone_source_tree_is_refused() {
+    let dir = scratch("not-source");
+    std::fs::write(dir.join("pom.xml"), "<project/>\n").unwrap();
+    let shown = dir.display().to_string();
+    let copies = || {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("chaos-ozone-source-")
+            })
+            .count()
+    };
+    let before = copies();
+    let scenario = "scenarios/ozone/stream-close-closed-container.yaml";
+    let spec = format!("src:{shown}+fixes/HDDS-16767.patch");
+    let with_env = |args: &[&str], env: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_chaos"));
+        command
+            .args(args)
+            .current_dir(repo())
+            // No Docker engine: the refusal must come before one is asked.
+            .env("DOCKER_HOST", "unix:///nonexistent/chaos-test.sock")
+            .env_remove("OZONE_DIST");
+        if let Some(v) = env {
+            command.env("OZONE_SOURCE", v);
+        }
+        command.output().expect("chaos runs")
+    };
+    for (what, out) in [
+        (
+            "images build",
+            with_env(&["images", "build", "ozone", "--source", &shown], None),
+        ),
+        (
+            "compare",
+            with_env(
+                &[
+                    "compare", scenario, "--build", "2.2.0", "--build", &spec, "--seeds", "1",
+                ],
+                None,
+            ),
+        ),
+        ("OZONE_SOURCE", with_env(&["run", scenario], Some(&shown))),
+    ] {
+        let (code, err) = code_and_stderr(&out);
+        assert_eq!(code, 254, "{what}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{what}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{shown}: not an Ozone source tree: missing hadoop-ozone/pom.xml"
+            )),
+            "{what}: {err}"
+        );
+    }
+    let (code, err) = code_and_stderr(&with_env(
+        &[
+            "images",
+            "build",
+            "ozone",
+            "--source",
+            &dir.join("none").to_string_lossy(),
+        ],
+        None,
+    ));
+    assert_eq!(code, 254, "{err}");
+    assert!(err.contains("none: no such folder"), "{err}");
+    assert_eq!(copies(), before, "a temporary copy was left behind");
+    let _ = std::fs::remove_dir_all(&dir);
+}

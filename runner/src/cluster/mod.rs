@@ -10,6 +10,7 @@ pub mod images;
 mod logs;
 mod network;
 pub mod ozone_build;
+pub mod ozone_source;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;

@@ -49,7 +49,7 @@ pub fn valid_version(version: &str) -> bool {
 }
 
 /// The first 12 hex digits of a SHA-256.
-fn short_hex(hasher: Sha256) -> String {
+pub(crate) fn short_hex(hasher: Sha256) -> String {
     hasher.finalize()[..6]
         .iter()
         .map(|b| format!("{b:02x}"))
@@ -88,10 +88,10 @@ pub fn check_patch_args(version: &str, patches: &[PathBuf]) -> Result<()> {
 }
 
 /// A temporary folder removed on every way out (an error, a panic, Ctrl-C unwinding).
-struct TempDir(PathBuf);
+pub(crate) struct TempDir(pub(crate) PathBuf);
 
 impl TempDir {
-    fn new(what: &str) -> Result<TempDir> {
+    pub(crate) fn new(what: &str) -> Result<TempDir> {
         let dir = std::env::temp_dir().join(format!(
             "chaos-{what}-{}-{:08x}",
             std::process::id(),
@@ -444,11 +444,29 @@ pub async fn ensure_dist(docker: &Docker, repo: &Path, path: &Path, force: bool)
     if !force && images::exists(docker, &tag).await {
         return Ok(tag);
     }
+    let label = format!(
+        "LABEL chaos.ozone.dist=\"{}\"\n",
+        path.display().to_string().replace('"', "")
+    );
+    build_dist_image(docker, repo, &dist, &tag, &label).await?;
+    Ok(tag)
+}
+
+/// The image of a distribution found by [`find_dist`], tagged `tag`, with `labels` (Dockerfile
+/// `LABEL` lines) saying where it came from: the dist path's build, and the source path's
+/// after its Maven build.
+pub(crate) async fn build_dist_image(
+    docker: &Docker,
+    repo: &Path,
+    dist: &Dist,
+    tag: &str,
+    labels: &str,
+) -> Result<()> {
     // Only the jars some component's classpath names go into the image, as with a release.
     let mut classpaths = Vec::new();
     let mut used: std::collections::BTreeSet<String> = Default::default();
     for c in COMPONENTS {
-        let text = image_classpath(&dist, c)?;
+        let text = image_classpath(dist, c)?;
         used.extend(
             text.lines()
                 .map(|l| l.trim_start_matches("/opt/ozone/lib/").to_string()),
@@ -493,11 +511,7 @@ pub async fn ensure_dist(docker: &Docker, repo: &Path, path: &Path, force: bool)
     let dockerfile = std::fs::read_to_string(here.join("Dockerfile")).map_err(io)?;
     let dockerfile = dockerfile.replace(
         "ARG OZONE_VERSION\n",
-        &format!(
-            "ARG OZONE_VERSION={}\nLABEL chaos.ozone.dist=\"{}\"\n",
-            dist.version,
-            path.display().to_string().replace('"', "")
-        ),
+        &format!("ARG OZONE_VERSION={}\n{labels}", dist.version),
     );
     std::fs::write(ctx.join("Dockerfile"), dockerfile).map_err(io)?;
     eprintln!(
@@ -506,8 +520,7 @@ pub async fn ensure_dist(docker: &Docker, repo: &Path, path: &Path, force: bool)
         dist.root.display(),
         COMPONENTS.len()
     );
-    images::build_image(docker, &tag, ctx, "Dockerfile").await?;
-    Ok(tag)
+    images::build_image(docker, tag, ctx, "Dockerfile").await
 }
 
 #[cfg(test)]
