@@ -230,12 +230,7 @@ fn stream_close_on_a_release_stops_before_the_cluster_saying_it_needs_master() {
         "{r}"
     );
     assert!(!run.join("history.jsonl").exists());
-    let label = format!("label=chaos.run={}", r["run_id"].as_str().unwrap());
-    let left = Command::new("docker")
-        .args(["ps", "-aq", "--filter", &label])
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty());
+    assert_no_container_of(&r);
 }
 
 /// The lease divergence as the converge and durable checks name it: every file with `odd` at
@@ -475,6 +470,11 @@ checks:
         "{faults:?}"
     );
     let r = result(&run);
+    assert_no_container_of(&r);
+}
+
+/// No container of the run whose result.json is `r` is left.
+fn assert_no_container_of(r: &Value) {
     let label = format!("label=chaos.run={}", r["run_id"].as_str().unwrap());
     let left = Command::new("docker")
         .args(["ps", "-aq", "--filter", &label])

@@ -180,15 +180,7 @@ pub async fn ensure_patched(
         .args(patches)
         // patch.sh's own work folder goes inside ours, so it goes with ours.
         .env("TMPDIR", &work.0);
-    let names: Vec<String> = patches
-        .iter()
-        .map(|p| {
-            p.file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
+    let names = patch_names(patches);
     let label = format!("compiling {} against Ozone {version}", names.join(", "));
     let (status, tail) = images::run_script_quiet(label, command).await?;
     if !status.success() {
@@ -567,4 +559,17 @@ mod tests {
         assert!(!message.contains("etc/hadoop"), "{message}");
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// The file names of patches, as labels and progress lines show them.
+pub(crate) fn patch_names(patches: &[PathBuf]) -> Vec<String> {
+    patches
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
 }

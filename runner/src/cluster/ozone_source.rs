@@ -588,15 +588,7 @@ pub async fn ensure_source(
         dir.display().to_string().replace('"', "")
     );
     if !patches.is_empty() {
-        let names: Vec<String> = patches
-            .iter()
-            .map(|p| {
-                p.file_name()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .collect();
+        let names = super::ozone_build::patch_names(patches);
         labels.push_str(&format!(
             "LABEL chaos.ozone.patches=\"{}\"\n",
             names.join(" ")
