@@ -203,6 +203,12 @@ pub const TRIGGERS: &[NamedTrigger] = &[
         source: "Ozone 2.x OzoneManager.installCheckpoint",
     },
     NamedTrigger {
+        name: "om-state-reloaded",
+        printed_by: "om",
+        regex: r"Reloaded OM state with Term: \d+ and Index: \d+",
+        source: "Ozone 2.x OzoneManager.installCheckpoint, after reloadOMState and unpause",
+    },
+    NamedTrigger {
         name: "snapshot-taken",
         printed_by: "om",
         regex: r"taking snapshot\. applied = .*current snapshot index = \(t:\d+, i:\d+\)",
@@ -379,6 +385,7 @@ mod tests {
             ("install-snapshot-notified", 1, "from OM leader: om1"),
             ("install-snapshot-in-progress", 1, "om3@group"),
             ("install-snapshot-finished", 1, "Index: 1523"),
+            ("om-state-reloaded", 1, "Index: 1523. Spend"),
             ("snapshot-taken", 1, "i:1500), took"),
             ("log-purged", 1, "purge 1500"),
             ("container-closed", 1, "ID=1 | Index=0 | BCSID=2"),
