@@ -438,7 +438,11 @@ pub fn answering_lines(
     );
     let lo = log.lines.partition_point(|l| l.time.unwrap_or(0.0) < from);
     let hi = log.lines.partition_point(|l| l.time.unwrap_or(0.0) <= to);
-    let window = &log.lines[lo..hi.max(lo)];
+    // A stack trace's frames say nothing of what the node did, and crowd out the lines that do.
+    let window: Vec<&LogLine> = log.lines[lo..hi.max(lo)]
+        .iter()
+        .filter(|l| !is_stack_trace_line(&l.text))
+        .collect();
     let names_key = key_regex(key);
     let marked: Vec<usize> = window
         .iter()
@@ -453,13 +457,26 @@ pub fn answering_lines(
     let a = centre.saturating_sub(ANSWER_LINES / 2);
     let b = (a + ANSWER_LINES).min(window.len());
     let a = b.saturating_sub(ANSWER_LINES);
-    let mut lines = window[a..b].to_vec();
+    let mut lines: Vec<LogLine> = window[a..b].iter().map(|l| (*l).clone()).collect();
     for l in &mut lines {
         if l.text.chars().count() > LINE_CHARS {
             l.text = l.text.chars().take(LINE_CHARS).collect::<String>() + " …";
         }
     }
     (lines, marked)
+}
+
+/// A line of a Java stack trace: a frame (`\tat ...`), `Caused by: ...`, `... 12 more`, or the
+/// bare exception line that opens one (`java.nio.channels.ClosedChannelException`).
+fn is_stack_trace_line(text: &str) -> bool {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let exception = RE.get_or_init(|| {
+        Regex::new(r"^([a-z_][\w$]*\.)+[\w$]*(Exception|Error|Throwable)(: .*)?$").expect("regex")
+    });
+    text.starts_with(char::is_whitespace)
+        || text.starts_with("Caused by: ")
+        || text.starts_with("... ")
+        || exception.is_match(text)
 }
 
 /// A key as a whole word of a log line (`c12` is not `c123`).
@@ -625,6 +642,26 @@ mod tests {
         );
         assert_eq!(marks.last().unwrap().what, "clock restored");
         assert_eq!(fault_label(&run.faults[0]), "clock-skew +70s om3");
+    }
+
+    #[test]
+    fn stack_trace_lines_are_told_from_the_nodes_own_lines() {
+        for frame in [
+            "\tat org.apache.hadoop.ipc_.Server$Handler.run(Server.java:2664)",
+            "Caused by: org.apache.ratis.protocol.exceptions.ReadIndexException: om3: x",
+            "... 12 more",
+            "java.nio.channels.ClosedChannelException",
+            "com.google.protobuf.ServiceException: org.apache.hadoop.ozone.om.exceptions.OMNotLeaderException: om3 is stepping down",
+        ] {
+            assert!(is_stack_trace_line(frame), "{frame}");
+        }
+        for own in [
+            "2026-12-06 04:06:03,472 INFO ratis.OzoneManagerStateMachine: notifyConfigurationChanged from Ratis: term=4, index=615",
+            "CHAOS-JVM {\"rule\":\"chaos-step-2\",\"event\":\"fired\"}",
+            "error: monitor data filesystem reached concerning levels",
+        ] {
+            assert!(!is_stack_trace_line(own), "{own}");
+        }
     }
 
     #[test]
