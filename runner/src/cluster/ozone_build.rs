@@ -140,7 +140,7 @@ pub async fn ensure_release(docker: &Docker, repo: &Path, version: &str) -> Resu
 }
 
 /// A script's own reason for failing: its `ERROR: ...` line, else its last line.
-fn script_reason(tail: &[String]) -> String {
+pub(crate) fn script_reason(tail: &[String]) -> String {
     let line = tail
         .iter()
         .rev()
