@@ -57,7 +57,7 @@ pub struct Swap {
 
 impl Swap {
     /// `NAME=VERSION`; a name no entry of [`DEPENDENCIES`] has, or a version that is not one, is
-    /// an error that says what is supported.
+    /// an error that says what is supported (the caller says where it was given).
     pub fn parse(text: &str) -> std::result::Result<Swap, String> {
         let supported = DEPENDENCIES
             .iter()
@@ -70,19 +70,13 @@ impl Swap {
             .collect::<Vec<_>>()
             .join(", ");
         let Some((name, version)) = text.split_once('=') else {
-            return Err(format!(
-                "`{text}`: a swap is NAME=VERSION; supported: {supported}"
-            ));
+            return Err(format!("a swap is NAME=VERSION; supported: {supported}"));
         };
         if !DEPENDENCIES.iter().any(|d| d.name == name) {
-            return Err(format!(
-                "`{text}`: `{name}` cannot be swapped; only {supported}"
-            ));
+            return Err(format!("`{name}` cannot be swapped; only {supported}"));
         }
         if !ozone_build::valid_version(version) {
-            return Err(format!(
-                "`{text}`: '{version}' is not a version (like 3.3.0)"
-            ));
+            return Err(format!("'{version}' is not a {name} version (like 3.3.0)"));
         }
         Ok(Swap {
             name: name.to_string(),
@@ -126,7 +120,7 @@ pub fn swapped_tag(version: &str, swap: &Swap, patches: &[PathBuf]) -> Result<St
 
 /// The arguments of a swapped build, checked before anything is built.
 pub fn check_swap_args(version: &str, swap: &Swap, patches: &[PathBuf]) -> Result<()> {
-    Swap::parse(&swap.to_string()).map_err(HarnessError::BadInput)?;
+    Swap::parse(&swap.to_string()).map_err(|e| HarnessError::BadInput(format!("{swap}: {e}")))?;
     ozone_build::check_patch_args(version, patches)
 }
 
@@ -238,11 +232,7 @@ pub fn plan_swap(
             None => others.push(jar.clone()),
         }
     }
-    let own = image_jars
-        .iter()
-        .filter_map(|j| split_jar(j))
-        .find(|(a, _)| *a == dep.core)
-        .map(|(_, v)| v)
+    let own = own_version(dep, image_jars)
         .ok_or_else(|| format!("the image has no {}-<version>.jar", dep.core))?;
     if !theirs.contains_key(dep.core) {
         return Err(format!(
@@ -543,6 +533,9 @@ pub async fn ensure_swapped(
         .map_err(io)?;
     }
     let removed: Vec<&str> = plan.replace.iter().map(|(o, _)| o.as_str()).collect();
+    // This checkout's training script: it says why a daemon did not start (older images' does not).
+    let here = images::project_root(repo).join("images/ozone");
+    std::fs::copy(here.join("cds-train"), context.join("cds-train")).map_err(io)?;
     let mut dockerfile = format!(
         "# chaos-ozone {version} with {} {}\nFROM {base}\n",
         dep.title, swap.version
@@ -561,14 +554,61 @@ pub async fn ensure_swapped(
          for f in /opt/ozone/classpath/*.classpath; do while read -r j; do \
          [ -f \"$j\" ] || {{ echo \"$f names $j, which is not in /opt/ozone/lib\"; exit 1; }}; done <\"$f\"; done\n\
          LABEL chaos.ozone.swap=\"{swap}\"\nRUN ozone version >/dev/null\n\
-         # The class-data sharing archives serve only the jars they were made from.\n\
-         RUN /opt/ozone/libexec/cds-train\n",
+         # The class-data sharing archives serve only the jars they were made from; the training\n\
+         # starts every daemon on the new jars, so a version Ozone cannot run on stops here.\n\
+         COPY cds-train /opt/ozone/libexec/cds-train\nRUN /opt/ozone/libexec/cds-train\n",
         group = dep.group,
         prefix = dep.prefix,
     ));
     std::fs::write(context.join("Dockerfile"), dockerfile).map_err(io)?;
-    images::build_image(docker, &tag, &context, "Dockerfile").await?;
+    images::build_image(docker, &tag, &context, "Dockerfile")
+        .await
+        .map_err(|e| match does_not_run(&e.to_string()) {
+            Some((daemon, error)) => HarnessError::infra(format!(
+                "Ozone {version} does not run on {} {}: its {daemon} stopped at start with {error} \
+                 (Ozone {version} is compiled against {} {}); no image {tag} was made",
+                dep.title,
+                swap.version,
+                dep.title,
+                own_version(dep, &jars).unwrap_or("its own version")
+            )),
+            None => e,
+        })?;
     Ok(tag)
+}
+
+/// The version of the dependency a jar listing has (its core artifact's jar).
+fn own_version<'a>(dep: &Dependency, jars: &'a [String]) -> Option<&'a str> {
+    jars.iter()
+        .filter_map(|j| split_jar(j))
+        .find(|(a, _)| *a == dep.core)
+        .map(|(_, v)| v)
+}
+
+/// A training daemon that did not start for want of a class or method (images/ozone/cds-train's
+/// `<daemon> exited before it listened` or `did not listen`, then the JVM's first exception):
+/// the daemon and the Java linkage error.
+pub fn does_not_run(build_output: &str) -> Option<(String, String)> {
+    const LINKAGE: [&str; 6] = [
+        "java.lang.NoSuchMethodError",
+        "java.lang.NoSuchFieldError",
+        "java.lang.AbstractMethodError",
+        "java.lang.IncompatibleClassChangeError",
+        "java.lang.NoClassDefFoundError",
+        "java.lang.ClassNotFoundException",
+    ];
+    let daemon = build_output.lines().find_map(|l| {
+        let rest = l.split_once("cds-train: ")?.1;
+        let (name, _) = rest
+            .split_once(" exited before it listened")
+            .or_else(|| rest.split_once(" did not listen"))?;
+        Some(name.trim().to_string())
+    })?;
+    let error = build_output.lines().find_map(|l| {
+        let at = LINKAGE.iter().filter_map(|k| l.find(k)).min()?;
+        Some(l[at..].trim().to_string())
+    })?;
+    Some((daemon, error))
 }
 
 #[cfg(test)]

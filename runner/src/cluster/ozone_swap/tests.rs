@@ -124,7 +124,7 @@ fn swaps_parse_and_name_their_image() {
     );
     assert!(Swap::parse("ratis=latest")
         .unwrap_err()
-        .contains("not a version"));
+        .contains("is not a ratis version"));
     assert!(Swap::parse("ratis=").is_err());
     assert!(is_swap("ratis=3.3.0"));
     assert!(is_swap("hadoop=3.4.1"));
@@ -330,4 +330,27 @@ fn classpaths_name_the_new_jars() {
         let name = line.trim_start_matches("/opt/ozone/lib/");
         assert!(after.iter().any(|j| j == name), "{name}");
     }
+}
+
+#[test]
+fn a_daemon_stopped_by_a_missing_method_is_named_with_its_error() {
+    // What the build of 2.2.0+ratis=3.3.0 printed (Ratis 3.3.0's Preconditions.assertSame
+    // returns T; Ozone 2.2.0 calls the void one of 3.2.1).
+    let output = "building chaos-ozone:2.2.0-ratis3.3.0 failed: The command '/bin/sh -c /opt/ozone/libexec/cds-train' returned a non-zero code: 1\n\
+                  Step 9/10 : RUN /opt/ozone/libexec/cds-train\n\
+                  cds-train: scm exited before it listened on 9860:\n\
+                  Exception in thread \"main\" java.lang.NoSuchMethodError: 'void org.apache.ratis.util.Preconditions.assertSame(java.lang.Object, java.lang.Object, java.lang.String)'\n\
+                  \tat org.apache.hadoop.hdds.utils.db.CodecBuffer.putFromSource(CodecBuffer.java:505)\n";
+    assert_eq!(
+        does_not_run(output),
+        Some((
+            "scm".to_string(),
+            "java.lang.NoSuchMethodError: 'void org.apache.ratis.util.Preconditions.assertSame(java.lang.Object, java.lang.Object, java.lang.String)'".to_string()
+        ))
+    );
+    assert_eq!(
+        does_not_run("cds-train: om did not listen on 9862 in 120 s\nno exception"),
+        None
+    );
+    assert_eq!(does_not_run("java.lang.NoClassDefFoundError: x"), None);
 }
