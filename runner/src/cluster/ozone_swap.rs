@@ -169,6 +169,9 @@ pub struct SwapPlan {
     /// Jars of the dependency the image did not have (new in the version's tree): on every
     /// classpath that names the dependency, after its last jar.
     pub added: Vec<String>,
+    /// The image's jars at the dependency's own version that stay, Maven Central lacking them at
+    /// the requested one (the image's `chaos.ozone.swap.kept` label names them).
+    pub kept: Vec<String>,
     /// What it did and why, a sentence each.
     pub notes: Vec<String>,
 }
@@ -241,7 +244,7 @@ pub fn plan_swap(
         ));
     }
     let mut plan = SwapPlan::default();
-    let (mut swapped, mut kept_absent) = (0, Vec::new());
+    let mut swapped = 0;
     let mut seen: BTreeSet<&str> = BTreeSet::new();
     for jar in image_jars.iter().filter(|j| j.starts_with(dep.prefix)) {
         let Some((artifact, mine)) = split_jar(jar) else {
@@ -266,7 +269,7 @@ pub fn plan_swap(
                 "{artifact} stays at {mine}: {} {version} asks for {v}, the older one",
                 dep.title
             )),
-            None if absent.iter().any(|a| a == artifact) => kept_absent.push(jar.clone()),
+            None if absent.iter().any(|a| a == artifact) => plan.kept.push(jar.clone()),
             None if mine == own => {
                 return Err(format!(
                     "Maven resolved no {}:{artifact}:{version}, and the image has {jar}",
@@ -286,16 +289,16 @@ pub fn plan_swap(
             dep.title, dep.group
         ),
     );
-    if !kept_absent.is_empty() {
+    if !plan.kept.is_empty() {
         plan.notes.push(format!(
             "Maven Central has no {} of {} {version}: the image keeps {}",
-            kept_absent
+            plan.kept
                 .iter()
                 .filter_map(|j| split_jar(j).map(|(a, _)| a))
                 .collect::<Vec<_>>()
                 .join(", "),
             dep.title,
-            kept_absent.join(", ")
+            plan.kept.join(", ")
         ));
     }
     for (artifact, (name, v)) in &theirs {
@@ -553,12 +556,17 @@ pub async fn ensure_swapped(
          [ -z \"$twice\" ] || {{ echo \"two versions of $twice in /opt/ozone/lib\"; exit 1; }}; \
          for f in /opt/ozone/classpath/*.classpath; do while read -r j; do \
          [ -f \"$j\" ] || {{ echo \"$f names $j, which is not in /opt/ozone/lib\"; exit 1; }}; done <\"$f\"; done\n\
-         LABEL chaos.ozone.swap=\"{swap}\"\nRUN ozone version >/dev/null\n\
+         LABEL chaos.ozone.swap=\"{swap}\"{kept}\nRUN ozone version >/dev/null\n\
          # The class-data sharing archives serve only the jars they were made from; the training\n\
          # starts every daemon on the new jars, so a version Ozone cannot run on stops here.\n\
          COPY cds-train /opt/ozone/libexec/cds-train\nRUN /opt/ozone/libexec/cds-train\n",
         group = dep.group,
         prefix = dep.prefix,
+        kept = if plan.kept.is_empty() {
+            String::new()
+        } else {
+            format!(" chaos.ozone.swap.kept=\"{}\"", plan.kept.join(" "))
+        },
     ));
     std::fs::write(context.join("Dockerfile"), dockerfile).map_err(io)?;
     images::build_image(docker, &tag, &context, "Dockerfile")

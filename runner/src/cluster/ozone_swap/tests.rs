@@ -229,6 +229,14 @@ fn a_swap_leaves_one_version_of_each_ratis_artifact() {
     assert_eq!(ratis["ratis-shell"], vec!["3.2.1"]);
     assert_eq!(ratis["ratis-netty"], vec!["3.2.1"]);
     assert_eq!(ratis["ratis-thirdparty-misc"], vec!["1.0.11"]);
+    assert_eq!(
+        plan.kept,
+        vec![
+            "ratis-metrics-dropwizard3-3.2.1.jar",
+            "ratis-netty-3.2.1.jar",
+            "ratis-shell-3.2.1.jar"
+        ]
+    );
     assert!(
         plan.notes.iter().any(|n| n.contains(
             "Maven Central has no ratis-metrics-dropwizard3, ratis-netty, ratis-shell of Apache Ratis 3.2.2"
