@@ -6,6 +6,7 @@
 //! self-contained `index.html` that links each run's report; `chaos report --index` lists it.
 //!
 //! A build is a release version (`2.2.0`), a release plus patches (`2.2.0+fixes/X.patch+...`),
+//! a release with Apache Ratis swapped for another version (`2.2.0+ratis=3.3.0[+fixes/X.patch]`),
 //! an Ozone distribution (`dist:PATH`), an Ozone source tree built here with Maven
 //! (`src:DIR[+fixes/X.patch...]`, the patches applied to a copy), an image (`image:TAG`), or a setting added to the
 //! scenario's `cluster.environment` for every node (`set:KEY=VALUE`, any system).
@@ -16,7 +17,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::cluster::{docker, ozone_build, ozone_source};
+use crate::cluster::{docker, ozone_build, ozone_source, ozone_swap};
 use crate::error::{HarnessError, Result, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION};
 use crate::rates::{Class, Tally};
 use crate::run_folder::{ComparedBuild, ComparedRun, Comparison};
@@ -29,6 +30,8 @@ pub enum Build {
     Release(String),
     /// A release plus patches, applied in order.
     Patched(String, Vec<PathBuf>),
+    /// A release (plus patches) with a dependency's jars swapped for another version's.
+    Swapped(String, ozone_swap::Swap, Vec<PathBuf>),
     /// An Ozone distribution, a folder or tarball.
     Dist(PathBuf),
     /// An Ozone source tree, built with Maven, plus patches applied to a copy of it.
@@ -76,17 +79,31 @@ impl Build {
         let version = parts.next().unwrap_or_default().to_string();
         if !ozone_build::valid_version(&version) {
             return Err(format!(
-                "--build `{text}`: not a build (a release like 2.2.0, 2.2.0+fixes/X.patch, dist:PATH, src:DIR, image:TAG or set:KEY=VALUE)"
+                "--build `{text}`: not a build (a release like 2.2.0, 2.2.0+fixes/X.patch, 2.2.0+ratis=3.3.0, dist:PATH, src:DIR, image:TAG or set:KEY=VALUE)"
             ));
         }
-        let patches: Vec<PathBuf> = parts.map(PathBuf::from).collect();
-        if patches.iter().any(|p| p.as_os_str().is_empty()) {
-            return Err(format!("--build `{text}`: an empty patch name after `+`"));
+        // After the version: patches, and at most one swap (NAME=VERSION) among them.
+        let (mut patches, mut swap) = (Vec::new(), None);
+        for part in parts {
+            if part.is_empty() {
+                return Err(format!("--build `{text}`: an empty patch name after `+`"));
+            }
+            if !ozone_swap::is_swap(part) {
+                patches.push(PathBuf::from(part));
+                continue;
+            }
+            let parsed = ozone_swap::Swap::parse(part)
+                .map_err(|e| format!("--build `{text}`: {part}: {e}"))?;
+            if let Some(first) = swap.replace(parsed) {
+                return Err(format!(
+                    "--build `{text}`: two swaps ({first} and {part}); one dependency version a build"
+                ));
+            }
         }
-        Ok(if patches.is_empty() {
-            Build::Release(version)
-        } else {
-            Build::Patched(version, patches)
+        Ok(match (swap, patches.is_empty()) {
+            (Some(swap), _) => Build::Swapped(version, swap, patches),
+            (None, true) => Build::Release(version),
+            (None, false) => Build::Patched(version, patches),
         })
     }
 
@@ -96,6 +113,9 @@ impl Build {
         match self {
             Build::Patched(v, patches) => {
                 Build::Patched(v, patches.iter().map(|p| folder.join(p)).collect())
+            }
+            Build::Swapped(v, swap, patches) => {
+                Build::Swapped(v, swap, patches.iter().map(|p| folder.join(p)).collect())
             }
             Build::Dist(path) => Build::Dist(folder.join(path)),
             Build::Source(dir, patches) => Build::Source(
@@ -117,6 +137,7 @@ impl Build {
         Ok(match self {
             Build::Release(v) => format!("chaos-ozone:{v}"),
             Build::Patched(v, p) => ozone_build::patched_tag(v, p)?,
+            Build::Swapped(v, s, p) => ozone_swap::swapped_tag(v, s, p)?,
             Build::Dist(p) => format!("dist:{}", p.canonicalize().unwrap_or(p.clone()).display()),
             Build::Source(d, p) => format!(
                 "src:{}+{}",
@@ -154,6 +175,11 @@ pub fn reproduce_words(options: &CompareOptions) -> Vec<String> {
                 Ok(Build::Patched(v, patches)) => {
                     let patches: Vec<String> = patches.iter().map(|p| shown(p)).collect();
                     format!("{v}+{}", patches.join("+"))
+                }
+                Ok(Build::Swapped(v, swap, patches)) => {
+                    let mut words = vec![v, swap.to_string()];
+                    words.extend(patches.iter().map(|p| shown(p)));
+                    words.join("+")
                 }
                 Ok(Build::Dist(path)) => format!("dist:{}", shown(&path)),
                 Ok(Build::Source(dir, patches)) => {
@@ -440,6 +466,7 @@ pub fn prepare(options: &CompareOptions) -> Result<Prepared> {
         }
         match &build {
             Build::Patched(v, patches) => ozone_build::check_patch_args(v, patches)?,
+            Build::Swapped(v, swap, patches) => ozone_swap::check_swap_args(v, swap, patches)?,
             Build::Dist(path) => drop(ozone_build::find_dist(path)?),
             Build::Source(dir, patches) => drop(ozone_source::check_args(dir, patches)?),
             _ => {}
@@ -485,6 +512,9 @@ pub async fn play(
                     Build::Release(v) => ozone_build::ensure_release(&docker, &root, v).await?,
                     Build::Patched(v, p) => {
                         ozone_build::ensure_patched(&docker, &root, v, p, false).await?
+                    }
+                    Build::Swapped(v, s, p) => {
+                        ozone_swap::ensure_swapped(&docker, &root, v, s, p, false).await?
                     }
                     Build::Dist(path) => {
                         ozone_build::ensure_dist(&docker, &root, path, false).await?
@@ -761,6 +791,40 @@ mod tests {
             Build::Set("A".into(), "x/y".into())
         );
         assert_eq!(folder_name("set:APPENDFSYNC=no"), "set_APPENDFSYNC=no");
+        // A swapped dependency, alone or with patches (at most one swap).
+        let ratis = |v: &str| ozone_swap::Swap::parse(&format!("ratis={v}")).unwrap();
+        assert_eq!(
+            Build::parse("2.2.0+ratis=3.3.0"),
+            Ok(Build::Swapped("2.2.0".into(), ratis("3.3.0"), vec![]))
+        );
+        assert_eq!(
+            Build::parse("2.2.0+ratis=3.2.2+../fixes/a.patch")
+                .unwrap()
+                .relative_to(suites),
+            Build::Swapped(
+                "2.2.0".into(),
+                ratis("3.2.2"),
+                vec!["suites/../fixes/a.patch".into()]
+            )
+        );
+        assert_eq!(
+            Build::parse("2.2.0+fixes/a.patch+ratis=3.3.0"),
+            Ok(Build::Swapped(
+                "2.2.0".into(),
+                ratis("3.3.0"),
+                vec!["fixes/a.patch".into()]
+            ))
+        );
+        let unknown = Build::parse("2.2.0+hadoop=3.4.1").unwrap_err();
+        assert!(
+            unknown.contains("`hadoop` cannot be swapped; only `ratis=VERSION`"),
+            "{unknown}"
+        );
+        assert!(Build::parse("2.2.0+ratis=3.3.0+ratis=3.2.2")
+            .unwrap_err()
+            .contains("two swaps"));
+        assert!(Build::parse("2.2.0+ratis=x").is_err());
+        assert_eq!(folder_name("2.2.0+ratis=3.3.0"), "2.2.0+ratis=3.3.0");
     }
 
     /// A command line split as a POSIX shell does, for the words [`command_line`] writes
@@ -821,6 +885,10 @@ mod tests {
             "2.2.0".to_string(),
             format!("2.2.0+{}", root.join("fixes/HDDS-16743.patch").display()),
             "dist:../images/ozone".to_string(),
+            format!(
+                "2.2.0+ratis=3.3.0+{}",
+                root.join("fixes/HDDS-16743.patch").display()
+            ),
             "set:JAVA_OPTS=-Xmx1g -Dx='y'".to_string(),
         ];
         let options = CompareOptions {
@@ -854,6 +922,10 @@ mod tests {
         assert!(!command.contains(&root.display().to_string()), "{command}");
         assert!(
             command.starts_with("chaos compare scenarios/ozone/retry-after-restart.yaml --build 2.2.0 --build 2.2.0+fixes/HDDS-16743.patch --build dist:images/ozone "),
+            "{command}"
+        );
+        assert!(
+            command.contains(" --build 2.2.0+ratis=3.3.0+fixes/HDDS-16743.patch "),
             "{command}"
         );
         let (path, parsed, versions, seeds) = parse_back(&shell_split(command), &root);

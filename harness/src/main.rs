@@ -156,7 +156,8 @@ struct RunArgs {
 struct CompareArgs {
     scenario: PathBuf,
     /// A build, twice: A (expected to show the bug), then B (expected to fix it). A release
-    /// `2.2.0`, `2.2.0+fixes/X.patch[+more.patch]`, `dist:PATH`, `src:DIR[+fixes/X.patch]`
+    /// `2.2.0`, `2.2.0+fixes/X.patch[+more.patch]`, `2.2.0+ratis=3.3.0[+fixes/X.patch]` (Apache
+    /// Ratis swapped for that version), `dist:PATH`, `src:DIR[+fixes/X.patch]`
     /// (an Ozone source tree built here with Maven), `image:TAG`, or
     /// `set:KEY=VALUE` (the scenario's cluster.environment, every node; any system).
     #[arg(long = "build", required_unless_present = "versions")]
@@ -207,6 +208,7 @@ struct BenchArgs {
 #[derive(Subcommand)]
 enum ImagesCommand {
     /// Build the base image, the tools image and the images of compose profiles (all if none).
+    #[command(group(clap::ArgGroup::new("release_change").args(["patch", "swap"]).multiple(true)))]
     Build {
         profiles: Vec<String>,
         /// Rebuild even if the images exist.
@@ -219,8 +221,14 @@ enum ImagesCommand {
         /// With --source: applied to a copy of the source tree, never to DIR.
         #[arg(long, conflicts_with = "dist")]
         patch: Vec<PathBuf>,
-        /// `ozone` only: the release the patches apply to (default OZONE_VERSION, else 2.2.0).
-        #[arg(long, requires = "patch", conflicts_with = "source")]
+        /// `ozone` only: a release (plus --patch) whose Apache Ratis jars are replaced by
+        /// another version's from Maven Central, `ratis=3.3.0`:
+        /// chaos-ozone:<version>-ratis<ratis version>[-p<digest of the patches>].
+        #[arg(long, value_name = "NAME=VERSION", conflicts_with_all = ["dist", "source"])]
+        swap: Option<String>,
+        /// `ozone` only: the release the patches or the swap apply to (default OZONE_VERSION,
+        /// else 2.2.0).
+        #[arg(long, requires = "release_change", conflicts_with = "source")]
         version: Option<String>,
         /// `ozone` only: an Ozone source tree (a checkout of apache/ozone), built here with
         /// Ozone's Maven dist build: chaos-ozone:src-<version>-<commit>[-d<digest of
@@ -329,16 +337,18 @@ async fn dispatch(cli: Cli) -> i32 {
                     force,
                     compose,
                     patch,
+                    swap,
                     version,
                     dist,
                     source,
                 },
         } => {
-            if patch.is_empty() && dist.is_none() && source.is_none() {
+            if patch.is_empty() && dist.is_none() && source.is_none() && swap.is_none() {
                 build_images(&compose, &profiles, force).await
             } else {
                 let from = OzoneFrom {
                     patches: &patch,
+                    swap,
                     version,
                     dist: dist.as_deref(),
                     source: source.as_deref(),
@@ -1001,28 +1011,30 @@ async fn build_images(
 /// What `chaos images build ozone` builds an image from.
 struct OzoneFrom<'a> {
     patches: &'a [PathBuf],
+    swap: Option<String>,
     version: Option<String>,
     dist: Option<&'a Path>,
     source: Option<&'a Path>,
 }
 
-/// `chaos images build ozone --patch FILE... [--version V]`, `--dist PATH` or `--source DIR
-/// [--patch FILE...]`: prints the tag.
+/// `chaos images build ozone --patch FILE... [--version V]`, `--swap ratis=V [--patch FILE...]
+/// [--version V]`, `--dist PATH` or `--source DIR [--patch FILE...]`: prints the tag.
 async fn build_ozone(
     profiles: &[String],
     from: OzoneFrom<'_>,
     force: bool,
 ) -> Result<i32, HarnessError> {
-    use chaos::cluster::{ozone_build, ozone_source};
+    use chaos::cluster::{ozone_build, ozone_source, ozone_swap};
     let OzoneFrom {
         patches,
+        swap,
         version,
         dist,
         source,
     } = from;
     if profiles != ["ozone"] {
         return Err(HarnessError::BadInput(format!(
-            "--patch, --dist and --source build Ozone images: `chaos images build ozone --patch FILE` (got profiles `{}`)",
+            "--patch, --swap, --dist and --source build Ozone images: `chaos images build ozone --patch FILE` (got profiles `{}`)",
             profiles.join(" ")
         )));
     }
@@ -1042,9 +1054,17 @@ async fn build_ozone(
             let version = version
                 .or_else(|| std::env::var("OZONE_VERSION").ok())
                 .unwrap_or_else(|| "2.2.0".into());
-            ozone_build::check_patch_args(&version, patches)?;
-            let docker = docker::connect().await?;
-            ozone_build::ensure_patched(&docker, &root, &version, patches, force).await?
+            if let Some(swap) = swap {
+                let swap = ozone_swap::Swap::parse(&swap)
+                    .map_err(|e| HarnessError::BadInput(format!("--swap {swap}: {e}")))?;
+                ozone_swap::check_swap_args(&version, &swap, patches)?;
+                let docker = docker::connect().await?;
+                ozone_swap::ensure_swapped(&docker, &root, &version, &swap, patches, force).await?
+            } else {
+                ozone_build::check_patch_args(&version, patches)?;
+                let docker = docker::connect().await?;
+                ozone_build::ensure_patched(&docker, &root, &version, patches, force).await?
+            }
         }
     };
     println!("{tag}");

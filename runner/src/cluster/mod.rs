@@ -11,6 +11,7 @@ mod logs;
 mod network;
 pub mod ozone_build;
 pub mod ozone_source;
+pub mod ozone_swap;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;

@@ -140,7 +140,7 @@ pub async fn ensure_release(docker: &Docker, repo: &Path, version: &str) -> Resu
 }
 
 /// A script's own reason for failing: its `ERROR: ...` line, else its last line.
-fn script_reason(tail: &[String]) -> String {
+pub(crate) fn script_reason(tail: &[String]) -> String {
     let line = tail
         .iter()
         .rev()
@@ -515,6 +515,19 @@ pub(crate) async fn build_dist_image(
     images::build_image(docker, tag, ctx, "Dockerfile").await
 }
 
+/// The file names of patches, as labels and progress lines show them.
+pub(crate) fn patch_names(patches: &[PathBuf]) -> Vec<String> {
+    patches
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -559,17 +572,4 @@ mod tests {
         assert!(!message.contains("etc/hadoop"), "{message}");
         let _ = std::fs::remove_dir_all(&dir);
     }
-}
-
-/// The file names of patches, as labels and progress lines show them.
-pub(crate) fn patch_names(patches: &[PathBuf]) -> Vec<String> {
-    patches
-        .iter()
-        .map(|p| {
-            p.file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect()
 }
