@@ -296,7 +296,7 @@ fn inputs_that_are_no_scenario_get_one_line() {
     let cases: [(PathBuf, &str); 5] = [
         (
             dir.join("big.yaml"),
-            "big.yaml: cannot read: larger than 4 MiB, the most this file may be",
+            "big.yaml: cannot read: 4800000 bytes, more than the 4194304 bytes (4 MiB) this file may be",
         ),
         (
             dir.join("null-name.yaml"),

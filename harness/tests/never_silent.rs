@@ -517,3 +517,33 @@ fn a_report_says_an_unreadable_seed_or_duration_in_words() {
         assert!(!page.contains(&"0".repeat(100)), "no 300-digit number");
     }
 }
+
+/// A file past its size limit is refused unread with both sizes in bytes: a history one byte
+/// over 2 GiB once read "2048 MiB, larger than the 2048 MiB". The files are sparse.
+#[test]
+fn a_file_past_its_limit_says_both_sizes_in_bytes() {
+    let dir = scratch("sizes");
+    let history = dir.join("big.jsonl");
+    let file = std::fs::File::create(&history).unwrap();
+    file.set_len((2 << 30) + 1).unwrap();
+    let (code, _, err) = run(&["check", s(&history), "--model", "kv"]);
+    assert_eq!(code, 254, "{err}");
+    assert_eq!(
+        err.trim(),
+        format!(
+            "error: {}: 2147483649 bytes, more than the 2147483648 bytes (2 GiB) a history file may be",
+            history.display()
+        )
+    );
+    let folder = run_folder_copy("big-run");
+    let file = std::fs::File::create(folder.join("history.jsonl")).unwrap();
+    file.set_len((512 << 20) + 1).unwrap();
+    let (code, _, err) = run(&["check", s(&folder)]);
+    assert_eq!(code, 254, "{err}");
+    assert!(
+        err.contains("history.jsonl: 536870913 bytes, more than the 536870912 bytes (512 MiB) a run folder's file may be"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(folder.parent().unwrap());
+}

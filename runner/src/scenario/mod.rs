@@ -692,13 +692,16 @@ pub fn read_limited(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     if !meta.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }
+    let too_large =
+        |len: u64| std::io::Error::other(checker::read::larger_than(len, limit, "this file"));
+    if meta.len() > limit {
+        return Err(too_large(meta.len()));
+    }
     let mut bytes = Vec::new();
     file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(std::io::Error::other(format!(
-            "larger than {} MiB, the most this file may be",
-            limit >> 20
-        )));
+        // It grew while it was read.
+        return Err(too_large(bytes.len() as u64));
     }
     Ok(bytes)
 }
