@@ -75,7 +75,7 @@ fn broken_scenarios_are_located_and_rejected() {
         ),
         (
             "unknown-model.yaml",
-            "9:28: checks[0].linearizable.model: unknown model `snapshot-isolation`",
+            "9:28: checks[0].linearizable.model: `snapshot-isolation` is not a linearizability model; one of: register, cas-register, kv, set, s3-object",
         ),
         (
             "workload-the-system-lacks.yaml",
@@ -228,6 +228,44 @@ fn broken_scenarios_are_located_and_rejected() {
             "header-name-with-space.yaml",
             "15:22: faults[0].match.header: `x chaos` is not an HTTP header name",
         ),
+        // A name that is none of the key's: the names there are, from the registries (issue 43).
+        (
+            "unknown-workload-kind.yaml",
+            "5:9: workload.kind: `custom` is not a workload kind; one of: register, set, create, s3-object, fencing, lease, stream",
+        ),
+        (
+            "tagged-workload-kind.yaml",
+            "5:17: workload.kind: `!custom` (a YAML tag) is not a workload kind; one of: register, set, create, s3-object, fencing, lease, stream (written plain, without `!`)",
+        ),
+        (
+            "unknown-action.yaml",
+            "12:5: faults[0].do: `frobnicate` is not a fault action; one of: pause, unpause, kill, stop, start, restart, partition, heal,",
+        ),
+        (
+            "unknown-action-in-list.yaml",
+            "12:17: faults[0].do[1]: `frob` is not a fault action; one of: pause, unpause,",
+        ),
+        (
+            "unknown-check.yaml",
+            "9:5: checks[0]: `frob` is not a check; one of: linearizable, durable, retry-consistent, staleness, converge, fencing, conditional-writes, stays-up",
+        ),
+        (
+            "unknown-partition-mode.yaml",
+            "13:11: faults[0].mode: `quarters` is not a partition mode; one of: isolate, halves, majority-ring, bridge",
+        ),
+        (
+            "unknown-system.yaml",
+            "2:9: system: `cassandra` is not a system; one of: etcd, redis, s3, garage, ozone",
+        ),
+        // The parser's limits with their numbers, and a message through an alias never cut short.
+        (
+            "alias-used-too-often.yaml",
+            "16:1: the YAML is too large or too complex for a scenario: 120 aliases (*name) of 1 anchor(s) (&name): once there are 100 aliases, at most 10 per anchor",
+        ),
+        (
+            "alias-of-a-list.yaml",
+            "9:9: workload.read: expected a name, or a mapping { name: settings }",
+        ),
         (
             "history-f-as-mapping.yaml",
             "16:27: reached.paused.history.f: found a mapping, expected an operation kind (like read) or a list of them",
@@ -266,6 +304,7 @@ const LIBRARY_WORDS: &[&str] = &[
     "found map",
     "OneOrMany",
     "reference to unknown value",
+    "(defined",
 ];
 
 /// The errnos lint accepts are the ones chaosfs injects (its parse_errno's names), so a scenario
@@ -293,7 +332,24 @@ fn inputs_that_are_no_scenario_get_one_line() {
     // A regular file past the limit is refused unread, with the limit's number.
     let big = "# a comment\n".repeat(400_000);
     std::fs::write(dir.join("big.yaml"), big).unwrap();
-    let cases: [(PathBuf, &str); 5] = [
+    // A value echoed in a message: its control characters escaped (U+0085 once split the line),
+    // cut with its length when long (one message was 70 KB).
+    let scenario =
+        std::fs::read_to_string(repo().join("harness/tests/bad-scenarios/tagged-mode.yaml"))
+            .unwrap()
+            .replace("mode: !!binary isolate", "mode: isolate");
+    let node = |name: &str| scenario.replace("target: etcd1", &format!("target: {name}"));
+    std::fs::write(dir.join("control.yaml"), node("\"etcd\\u0085\\u0007x\"")).unwrap();
+    std::fs::write(dir.join("long.yaml"), node(&"x".repeat(70_000))).unwrap();
+    let cases: [(PathBuf, &str); 7] = [
+        (
+            dir.join("control.yaml"),
+            "control.yaml:14:13: faults[0].target: unknown node `etcd\\u{85}\\u{7}x` (nodes of profile: etcd1, etcd2, etcd3)",
+        ),
+        (
+            dir.join("long.yaml"),
+            "long.yaml:14:13: faults[0].target: unknown node `xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx` (cut: the first 80 of 70000 characters) (nodes of profile: etcd1, etcd2, etcd3)",
+        ),
         (
             dir.join("big.yaml"),
             "big.yaml: cannot read: 4800000 bytes, more than the 4194304 bytes (4 MiB) this file may be",

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::faults::kinds::{self, Mechanism};
+use chaos_core::shown::shown;
 
 pub(super) struct Problems {
     file: PathBuf,
@@ -53,8 +54,8 @@ pub(super) fn find_compose(
     };
     let Some(found) = candidate.filter(|p| p.is_file()) else {
         return Err(format!(
-            "compose file `{}` not found beside the scenario or in its parent folders",
-            compose.value
+            "compose file {} not found beside the scenario or in its parent folders",
+            shown(&compose.value)
         ));
     };
     let compose = ComposeFile::load(&found).map_err(|e| e.to_string())?;
@@ -78,11 +79,7 @@ pub(super) fn validate(spec: &Scenario, facts: &NodeFacts, problems: &mut Proble
         problems.at(
             &spec.system.referenced,
             "system",
-            format!(
-                "unknown system `{}` (systems: {})",
-                spec.system.value,
-                systems::names().join(", ")
-            ),
+            wording::not_one_of(&spec.system.value, "system", &systems::names()),
         );
     }
     validate_workload(spec, facts, problems);
@@ -300,7 +297,7 @@ fn validate_precondition(
                     &format!("{sub}.f"),
                     format!(
                         "{} is not an operation kind of the {} workload, so no operation can match (its kinds: {})",
-                        chaos_core::shown::shown(name),
+                        shown(name),
                         serde_json::to_value(spec.workload.kind.value)
                             .ok()
                             .and_then(|v| v.as_str().map(str::to_owned))
@@ -348,15 +345,17 @@ fn unknown_node(
     node: &str,
 ) {
     if !nodes.is_empty() && !nodes.iter().any(|n| n == node) {
-        problems.at(
-            location,
-            key,
-            format!(
-                "unknown node `{node}` (nodes of profile: {})",
-                nodes.join(", ")
-            ),
-        );
+        problems.at(location, key, no_such_node(node, nodes));
     }
+}
+
+/// `unknown node `etcd9` (nodes of profile: etcd1, etcd2, etcd3)`.
+fn no_such_node(node: &str, nodes: &[String]) -> String {
+    format!(
+        "unknown node {} (nodes of profile: {})",
+        shown(node),
+        nodes.join(", ")
+    )
 }
 
 /// The workload's shape, nodes and kind (one the system has).
@@ -541,7 +540,7 @@ fn regex_problem(pattern: &str) -> Result<(), String> {
             .rev()
             .find_map(|l| l.strip_prefix("error: "))
             .unwrap_or(text.lines().last().unwrap_or_default());
-        format!("invalid regex `{pattern}`: {why}")
+        format!("invalid regex {}: {why}", shown(pattern))
     })
 }
 
@@ -817,7 +816,7 @@ impl StepUnderCheck<'_> {
                     problems.at(
                         &headers.referenced,
                         &key,
-                        format!("`{name}` is not an HTTP header name (letters, digits and - _ . ! # $ % & ' * + ^ ` | ~)"),
+                        format!("{} is not an HTTP header name (letters, digits and - _ . ! # $ % & ' * + ^ ` | ~)", shown(name)),
                     );
                 }
                 if let Err(e) = regex_problem(value) {
@@ -842,8 +841,8 @@ impl StepUnderCheck<'_> {
                 &errno.referenced,
                 format!("{}.errno", self.key),
                 format!(
-                    "unknown errno `{}` (chaosfs injects {}, or a number from 1 to 4095)",
-                    errno.value,
+                    "unknown errno {} (chaosfs injects {}, or a number from 1 to 4095)",
+                    shown(&errno.value),
                     FSYNC_ERRNOS.join(", ")
                 ),
             );
@@ -1159,10 +1158,10 @@ fn validate_checks(spec: &Scenario, problems: &mut Problems) {
                     problems.at(
                         &lin.model.referenced,
                         format!("checks[{i}].linearizable.model"),
-                        format!(
-                            "unknown model `{}` (models: {})",
-                            lin.model.value,
-                            checker::Model::NAMES.join(", ")
+                        wording::not_one_of(
+                            &lin.model.value,
+                            "linearizability model",
+                            checker::Model::NAMES,
                         ),
                     );
                 }
