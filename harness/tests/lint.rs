@@ -37,22 +37,99 @@ fn every_shipped_scenario_is_valid() {
     assert_eq!(code, 0, "{out}");
 }
 
-/// The shipped nightly suite loads, every scenario it plays is valid, and every comparison's
-/// builds are (their patches found from the suite's folder).
+/// `chaos lint SUITE`: the shipped nightly suite, every scenario it plays and every
+/// comparison's builds (their patches found from the suite's folder) are valid; nothing is
+/// played or built.
 #[test]
-fn the_nightly_suite_names_valid_scenarios() {
+fn the_nightly_suite_lints() {
     let suite = repo().join("suites/nightly.yaml");
     let work = chaos::suite::load_work(&suite, None).unwrap();
     assert!(work.plays.len() >= 12, "{} plays", work.plays.len());
-    let paths: Vec<PathBuf> = work.plays.into_iter().map(|p| p.scenario).collect();
-    let (code, out) = lint(&paths);
-    assert_eq!(code, 0, "{out}");
     assert!(!work.comparisons.is_empty());
-    for c in &work.comparisons {
-        if let Err(e) = c.prepare(&suite, Path::new("unused"), None) {
-            panic!("{}: {e}", c.scenario.display());
-        }
+    let (code, out) = lint(std::slice::from_ref(&suite));
+    assert_eq!(code, 0, "{out}");
+    let scenarios = work.plays.iter().map(|p| &p.scenario);
+    for scenario in scenarios.chain(work.comparisons.iter().map(|c| &c.scenario)) {
+        assert!(
+            out.contains(&format!("{}: ok\n", scenario.display())),
+            "{}: {out}",
+            scenario.display()
+        );
     }
+    assert!(
+        out.ends_with(&format!("{}: ok\n", suite.display())),
+        "{out}"
+    );
+}
+
+/// A broken suite is located in the suite's words (`SUITE:line:column: scenarios[i].key: ...`);
+/// a valid one is linted through: every scenario it plays and every comparison, each problem
+/// said, exit 254, and no `ok` for the suite.
+#[test]
+fn a_broken_suite_is_located_and_rejected() {
+    let dir = repo().join("target/lint-suites");
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text).unwrap();
+        dir.join(name)
+    };
+    let stale = "../../scenarios/etcd/stale-reads.yaml";
+    let ozone = "../../scenarios/ozone/recover-lease-divergence.yaml";
+    for (suite, expected) in [
+        (
+            write(
+                "bad-build.yaml",
+                &format!("scenarios:\n  - scenario: {stale}\n    seeds: 1\n  - compare: {ozone}\n    builds: [2.2.0, master]\n    seeds: 1\n"),
+            ),
+            "bad-build.yaml:5:13: scenarios[1].builds: `master`: not a build (a release like 2.2.0",
+        ),
+        (
+            write(
+                "unknown-key.yaml",
+                "scenarios:\n  - scenario: a.yaml\n    seeds: 1\n    colour: red\n",
+            ),
+            "unknown-key.yaml:4:5: scenarios[0].colour: unknown field `colour`, expected one of scenario, compare, builds, seeds, first_seed, expect, rate",
+        ),
+        (
+            write(
+                "bad-seeds.yaml",
+                "scenarios:\n  - scenario: a.yaml\n    seeds: [1]\n  - scenario: b.yaml\n    seeds: 0\n",
+            ),
+            "bad-seeds.yaml:5:12: scenarios[1].seeds: must be at least 1",
+        ),
+    ] {
+        let (code, out) = lint(std::slice::from_ref(&suite));
+        assert_eq!(code, 254, "{out}");
+        assert_eq!(out.lines().count(), 1, "{out}");
+        assert!(
+            out.starts_with(&format!("{}", dir.join(expected).display())),
+            "{out}"
+        );
+    }
+    // A suite that reads: each scenario linted once, the comparison's patch looked for.
+    let suite = write(
+        "contents.yaml",
+        &format!(
+            "scenarios:\n  - scenario: ../../harness/tests/bad-scenarios/unknown-key.yaml\n    seeds: 2\n  - scenario: {stale}\n    seeds: [1, 2]\n  - scenario: ../../harness/tests/bad-scenarios/unknown-key.yaml\n    seeds: 1\n  - compare: {ozone}\n    builds: [2.2.0, \"2.2.0+no-such.patch\"]\n    seeds: 1\n"
+        ),
+    );
+    let (code, out) = lint(std::slice::from_ref(&suite));
+    assert_eq!(code, 254, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].ends_with("stale-reads.yaml: ok"), "{out}");
+    assert!(
+        lines[1].ends_with("unknown-key.yaml:8:3: workload.colour: unknown field `colour`, expected one of kind, keys, processes, rate, duration, timeout, read, nodes, retries, resend-after, duplicate-after, lasts-past, mix, burst, fencing, lease, stream"),
+        "{out}"
+    );
+    assert_eq!(
+        lines[2],
+        format!(
+            "{}:9:13: scenarios[3].builds: patch {}: no such file",
+            suite.display(),
+            dir.join("no-such.patch").display()
+        )
+    );
 }
 
 /// Each broken scenario names file:line:column, the key path and what was expected; exit 254.
