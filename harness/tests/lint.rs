@@ -576,6 +576,19 @@ fn broken_preconditions_are_located_and_rejected() {
             "reached-empty-outcome.yaml",
             "16:36: reached.any.resent.first.outcome: `outcome:` is empty: give ok, fail, info or definite, or leave it out to count every outcome",
         ),
+        // `node: { of-step: N }` names a step that exists (issue 43); resent's nodes exist too.
+        (
+            "reached-of-step-unknown.yaml",
+            "16:13: reached.answered.history.node.of-step: names fault step 7; the steps are 0 to 0 (steps count from 0)",
+        ),
+        (
+            "reached-of-step-misspelt.yaml",
+            "16:42: reached.answered.resent.again.node.step: unknown field `step`, expected one of of-step",
+        ),
+        (
+            "reached-resent-unknown-node.yaml",
+            "16:13: reached.answered.resent.first.node: unknown node `etcd9` (nodes of profile: etcd1, etcd2, etcd3)",
+        ),
         (
             "reached-empty.yaml",
             "15:10: reached: `reached: {}` names no precondition, so it would vouch for any run",

@@ -152,17 +152,7 @@ fn validate_precondition(
     let steps = spec.faults.len();
     for s in pre.steps_named() {
         if s.value >= steps {
-            problem(
-                "",
-                match steps {
-                    0 => format!("names fault step {}, and the scenario has none", s.value),
-                    n => format!(
-                        "names fault step {}; the steps are 0 to {} (steps count from 0)",
-                        s.value,
-                        n - 1
-                    ),
-                },
-            );
+            problem("", no_such_step(s.value, steps));
         }
     }
     if (pre.undone || pre.ready) && pre.step.is_none() {
@@ -198,6 +188,7 @@ fn validate_precondition(
         }
     }
     let mut nodes: Vec<(&str, &Spanned<String>)> = Vec::new();
+    let mut named: Vec<(&str, &String)> = Vec::new();
     if let Some(n) = pre.log.as_ref().and_then(|l| l.node.as_ref()) {
         nodes.push(("log.node", n));
     }
@@ -219,19 +210,19 @@ fn validate_precondition(
             );
         }
     }
-    if let Some(n) = pre.history.as_ref().and_then(|h| h.node.as_ref()) {
-        nodes.push(("history.node", n));
+    for (sub, node) in pre.node_refs() {
+        match &node.value {
+            NodeRef::Named(name) => named.push((sub, name)),
+            NodeRef::OfStep(step) if step.value >= steps => {
+                problem(&format!("{sub}.of-step"), no_such_step(step.value, steps))
+            }
+            NodeRef::OfStep(_) => {}
+        }
     }
-    for (sub, node) in nodes {
-        if !facts.nodes.is_empty() && !facts.nodes.contains(&node.value) {
-            problem(
-                sub,
-                format!(
-                    "unknown node `{}` (nodes of profile: {})",
-                    node.value,
-                    facts.nodes.join(", ")
-                ),
-            );
+    let nodes = nodes.iter().map(|(sub, n)| (*sub, &n.value));
+    for (sub, node) in nodes.chain(named) {
+        if !facts.nodes.is_empty() && !facts.nodes.contains(node) {
+            problem(sub, no_such_node(node, facts.nodes));
         }
     }
     if let Some(probe) = &pre.probe {
@@ -333,6 +324,17 @@ fn validate_precondition(
         if adapter.config_query.is_none() {
             problem("config", format!("system `{system}` cannot tell which configuration keys its build defines (config: ozone)"));
         }
+    }
+}
+
+/// `names fault step 5; the steps are 0 to 2 (steps count from 0)`.
+fn no_such_step(step: usize, steps: usize) -> String {
+    match steps {
+        0 => format!("names fault step {step}, and the scenario has none"),
+        n => format!(
+            "names fault step {step}; the steps are 0 to {} (steps count from 0)",
+            n - 1
+        ),
     }
 }
 
