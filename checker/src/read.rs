@@ -91,6 +91,20 @@ impl ReadError {
 /// The largest history file read (a million operations take about 200 MB).
 pub const MAX_HISTORY_BYTES: u64 = 2 << 30;
 
+/// A file refused for its size, in bytes both (`2147483649 bytes, more than the 2147483648
+/// bytes (2 GiB) a history file may be`): rounded to MiB, a file one byte over read as the
+/// limit itself.
+pub fn larger_than(len: u64, limit: u64, what: &str) -> String {
+    let unit = if limit.is_multiple_of(1 << 30) {
+        format!("{} GiB", limit >> 30)
+    } else if limit.is_multiple_of(1 << 20) {
+        format!("{} MiB", limit >> 20)
+    } else {
+        format!("{limit} bytes")
+    };
+    format!("{len} bytes, more than the {limit} bytes ({unit}) {what} may be")
+}
+
 /// How [`read_history_with`] reads a file.
 #[derive(Clone, Copy, Debug)]
 pub struct ReadOptions {
@@ -180,10 +194,10 @@ pub fn read_history_with(path: &Path, options: &ReadOptions) -> Result<ReadHisto
         return Err(not_a_file());
     }
     if meta.len() > MAX_HISTORY_BYTES {
-        return Err(ReadError::Format(format!(
-            "{} MiB, larger than the {} MiB a history file may be",
-            meta.len() >> 20,
-            MAX_HISTORY_BYTES >> 20
+        return Err(ReadError::Format(larger_than(
+            meta.len(),
+            MAX_HISTORY_BYTES,
+            "a history file",
         )));
     }
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);

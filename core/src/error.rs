@@ -85,16 +85,19 @@ pub struct ScenarioError {
     pub message: String,
 }
 
+/// `FILE:line:column: key.path: message`, one line whatever the file held: control
+/// characters in a value it echoes are escaped.
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
+        use crate::shown::escaped;
+        write!(f, "{}", escaped(&self.file.display().to_string()))?;
         if self.line > 0 {
             write!(f, ":{}:{}", self.line, self.column)?;
         }
         if !self.path.is_empty() {
-            write!(f, ": {}", self.path)?;
+            write!(f, ": {}", escaped(&self.path))?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", escaped(&self.message))
     }
 }
 

@@ -71,7 +71,8 @@ enum Command {
         #[arg(long)]
         lenient: bool,
     },
-    /// Validate scenarios without starting anything.
+    /// Validate scenarios, or suites with every scenario and comparison they name, without
+    /// starting or building anything.
     Lint {
         #[arg(required = true)]
         scenarios: Vec<PathBuf>,
@@ -581,9 +582,27 @@ async fn bench_command(args: BenchArgs) -> error::Result<i32> {
     Ok(EXIT_OK)
 }
 
+/// `chaos lint FILE...`: each scenario, or each suite with every scenario and comparison it
+/// names, validated without starting anything; `FILE: ok` on stdout for each valid one, every
+/// problem on stderr (exit 254).
 fn lint(paths: &[PathBuf], options: scenario::LoadOptions) -> i32 {
     let mut worst = EXIT_OK;
     for path in paths {
+        if chaos::suite::is_suite(path) {
+            let linted = chaos::suite::lint(path, options);
+            for valid in &linted.valid {
+                println!("{}: ok", valid.display());
+            }
+            for problem in &linted.problems {
+                eprintln!("{problem}");
+            }
+            if linted.problems.is_empty() {
+                println!("{}: ok", path.display());
+            } else {
+                worst = EXIT_BAD_INPUT;
+            }
+            continue;
+        }
         match scenario::load_with(path, options) {
             Ok(_) => println!("{}: ok", path.display()),
             Err(errors) => {

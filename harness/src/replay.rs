@@ -340,8 +340,10 @@ impl RecordedRun {
 struct StepRenumbering(Vec<usize>);
 
 /// The keys of a `reached:` predicate that name a step, and whether they mean its end.
+/// (`of-step`, the nodes a step acted on, becomes the first firing's, whose apply names them.)
 const STEP_KEYS: &[(&str, bool)] = &[
     ("step", false),
+    ("of-step", false),
     ("during", false),
     ("invoked-before", false),
     ("answered-before", false),

@@ -29,11 +29,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use chaos_core::shown::shown;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::compare::{Build, CompareOptions, Compared, Prepared};
-use crate::error::{HarnessError, Result, EXIT_OK, EXIT_VIOLATION};
+use crate::error::{HarnessError, Result, ScenarioError, EXIT_OK, EXIT_VIOLATION};
 
 /// A suite file, validated.
 #[derive(Debug)]
@@ -67,25 +68,63 @@ pub struct CompareEntry {
     pub builds: [String; 2],
     pub seeds: Vec<u64>,
     pub expect: CompareExpect,
+    /// Where its `builds:` is written, for what `chaos compare` later finds wrong with them.
+    pub at: EntryAt,
 }
 
-/// An entry as written; `parse` makes it an `Entry` or says what is wrong with it.
+/// Where an entry's key is written in its suite file: the entry's index under `scenarios:`,
+/// the key's line and column.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EntryAt {
+    pub index: usize,
+    pub line: u64,
+    pub column: u64,
+}
+
+impl EntryAt {
+    fn of<T>(index: usize, value: &Spanned<T>) -> EntryAt {
+        EntryAt {
+            index,
+            line: value.referenced.line(),
+            column: value.referenced.column(),
+        }
+    }
+
+    /// `FILE:line:column: scenarios[i].KEY: message` (`scenarios[i]: ...` without a key).
+    pub fn error(&self, file: &Path, key: &str, message: impl Into<String>) -> ScenarioError {
+        let entry = format!("scenarios[{}]", self.index);
+        ScenarioError {
+            file: file.to_path_buf(),
+            line: self.line,
+            column: self.column,
+            path: if key.is_empty() {
+                entry
+            } else {
+                format!("{entry}.{key}")
+            },
+            message: message.into(),
+        }
+    }
+}
+
+/// An entry as written; `parse` makes it an `Entry` or says what is wrong with it, at the
+/// key that is wrong.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct EntryText {
     #[serde(default)]
-    scenario: Option<PathBuf>,
+    scenario: Option<Spanned<PathBuf>>,
     #[serde(default)]
-    compare: Option<PathBuf>,
+    compare: Option<Spanned<PathBuf>>,
     #[serde(default)]
-    builds: Option<Vec<String>>,
-    seeds: Seeds,
+    builds: Option<Spanned<Vec<String>>>,
+    seeds: Spanned<Seeds>,
     #[serde(default)]
-    first_seed: Option<u64>,
+    first_seed: Option<Spanned<u64>>,
     #[serde(default)]
-    expect: Option<ExpectSpec>,
+    expect: Option<Spanned<ExpectSpec>>,
     #[serde(default)]
-    rate: Option<BTreeMap<String, Percent>>,
+    rate: Option<Spanned<BTreeMap<String, Percent>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -93,7 +132,7 @@ struct EntryText {
 struct SuiteText {
     #[serde(default)]
     name: Option<String>,
-    scenarios: Vec<Spanned<EntryText>>,
+    scenarios: Spanned<Vec<Spanned<EntryText>>>,
 }
 
 /// `80%`: a share of an entry's plays.
@@ -103,8 +142,12 @@ pub struct Percent(pub f64);
 impl<'de> Deserialize<'de> for Percent {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let text = String::deserialize(d)?;
-        let bad =
-            || serde::de::Error::custom(format!("`{text}` is not a share; expected e.g. 80%"));
+        let bad = || {
+            serde::de::Error::custom(format!(
+                "{} is not a share; expected e.g. 80%",
+                shown(&text)
+            ))
+        };
         let number = text.trim().strip_suffix('%').ok_or_else(bad)?;
         let value: f64 = number.trim().parse().map_err(|_| bad())?;
         if !(0.0..=100.0).contains(&value) {
@@ -190,7 +233,8 @@ impl<'de> Deserialize<'de> for ExpectSpec {
                     Ok(ExpectSpec::Conclusion(c))
                 } else {
                     Err(E::custom(format!(
-                        "`{word}` is not an expectation; expected {}",
+                        "{} is not an expectation; expected {}",
+                        shown(word),
                         expect_words()
                     )))
                 }
@@ -352,54 +396,58 @@ impl Shard {
     }
 }
 
-/// Reads a suite file.
+/// Reads a suite file: an error is `FILE:line:column: key.path: message`.
 pub fn load(path: &Path) -> Result<Suite> {
-    let text =
-        crate::scenario::read_file(path).map_err(|e| HarnessError::BadInput(e.to_string()))?;
-    parse(&text).map_err(|e| HarnessError::BadInput(format!("{}{e}", path.display())))
+    let text = crate::scenario::read_file(path).map_err(|e| HarnessError::Scenario(vec![e]))?;
+    parse(&text).map_err(|mut e| {
+        e.file = path.to_path_buf();
+        HarnessError::Scenario(vec![e])
+    })
 }
 
-pub fn parse(text: &str) -> std::result::Result<Suite, String> {
-    // Errors start with the separator after the file name: `:line:col: ...` or `: ...`; a
-    // parser's error names the key as a scenario's does (`scenarios[2].colour: ...`).
-    let mut key_path = String::new();
-    let options = serde_saphyr::options! { with_snippet: false };
+/// Whether a file is a suite rather than a scenario: a YAML mapping with `scenarios:` (a
+/// scenario has no such key). A file that is neither is left to the scenario's reader to say so.
+pub fn is_suite(path: &Path) -> bool {
+    let Ok(text) = crate::scenario::read_file(path) else {
+        return false;
+    };
+    crate::scenario::wording::parse_yaml::<serde_json::Value>(&text)
+        .is_ok_and(|v| v.get("scenarios").is_some())
+}
+
+/// Parses a suite's text; an error has no file name (`load` gives it one).
+pub fn parse(text: &str) -> std::result::Result<Suite, ScenarioError> {
     let suite: SuiteText =
-        serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
-            serde_path_to_error::deserialize(de).map_err(|e| {
-                key_path = crate::scenario::user_key_path(&e.path().to_string());
-                e.into_inner()
-            })
-        })
-        .map_err(|e| {
-            let message = crate::scenario::wording::in_file("", &e);
-            match message.split_once(": ") {
-                Some((at, words)) if !key_path.is_empty() => format!("{at}: {key_path}: {words}"),
-                _ => message,
-            }
-        })?;
-    if suite.scenarios.is_empty() {
-        return Err(": a suite needs at least one entry under `scenarios`".into());
+        crate::scenario::wording::parse_yaml(text).map_err(|e| e.in_file(Path::new("")))?;
+    let list = suite.scenarios;
+    if list.value.is_empty() {
+        let mut e = unnamed(
+            EntryAt::of(0, &list),
+            "",
+            "a suite needs at least one entry under `scenarios`",
+        );
+        e.path = "scenarios".into();
+        return Err(e);
     }
     let mut runs = 0u64;
     let mut scenarios = Vec::new();
-    for spanned in suite.scenarios {
-        let at = format!(
-            ":{}:{}",
-            spanned.referenced.line(),
-            spanned.referenced.column()
-        );
-        let entry = entry(spanned.value).map_err(|e| format!("{at}: {e}"))?;
+    for (index, spanned) in list.value.into_iter().enumerate() {
+        let at = EntryAt::of(index, &spanned);
+        let entry = entry(at, spanned.value)?;
         runs += match &entry {
             Entry::Plays(p) => p.seeds.len() as u64,
             Entry::Compare(c) => 2 * c.seeds.len() as u64,
         };
+        if runs > MAX_PLAYS {
+            return Err(unnamed(
+                at,
+                "",
+                format!(
+                    "with this entry the suite holds {runs} plays in all; a suite plays at most {MAX_PLAYS}"
+                ),
+            ));
+        }
         scenarios.push(entry);
-    }
-    if runs > MAX_PLAYS {
-        return Err(format!(
-            ": {runs} plays in all; a suite plays at most {MAX_PLAYS}"
-        ));
     }
     Ok(Suite {
         name: suite.name,
@@ -411,142 +459,210 @@ pub fn parse(text: &str) -> std::result::Result<Suite, String> {
 /// two per seed).
 pub const MAX_PLAYS: u64 = 100_000;
 
-/// One entry as written, checked: a scenario's plays or a comparison; the error names the
-/// entry's scenario.
-fn entry(e: EntryText) -> std::result::Result<Entry, String> {
+/// An error of a suite's text: its file is named by `load`.
+fn unnamed(at: EntryAt, key: &str, message: impl Into<String>) -> ScenarioError {
+    at.error(Path::new(""), key, message)
+}
+
+/// One entry as written, checked: a scenario's plays or a comparison; the error is at the key
+/// that is wrong (at the entry when it is the entry as a whole).
+fn entry(at: EntryAt, e: EntryText) -> std::result::Result<Entry, ScenarioError> {
+    let of = |value: &Spanned<_>| EntryAt::of(at.index, value);
     let path = match (&e.scenario, &e.compare) {
-        (Some(_), Some(_)) => {
-            return Err(
-                "an entry plays `scenario:` or compares two builds on `compare:`, not both".into(),
-            )
+        (Some(_), Some(c)) => {
+            return Err(unnamed(
+                EntryAt::of(at.index, c),
+                "compare",
+                "an entry plays `scenario:` or compares two builds on `compare:`, not both",
+            ))
         }
-        (Some(p), None) | (None, Some(p)) => p.clone(),
+        (Some(p), None) | (None, Some(p)) => p.value.clone(),
         (None, None) => {
-            return Err(
-                "an entry names `scenario: FILE` (plays) or `compare: FILE` (two builds)".into(),
-            )
+            return Err(unnamed(
+                at,
+                "",
+                "an entry names `scenario: FILE` (plays) or `compare: FILE` (two builds)",
+            ))
         }
     };
-    let named = path.display().to_string();
-    let at = |message: String| format!("{named}: {message}");
-    let seeds = seeds(&e.seeds, e.first_seed).map_err(at)?;
+    let seeds = seeds(&e.seeds.value, e.first_seed.as_ref().map(|f| f.value)).map_err(
+        |(key, message)| match (key, &e.first_seed) {
+            ("first_seed", Some(f)) => unnamed(EntryAt::of(at.index, f), key, message),
+            _ => unnamed(of(&e.seeds), key, message),
+        },
+    )?;
+    let given = EntryGiven {
+        builds: e.builds.map(|b| (EntryAt::of(at.index, &b), b.value)),
+        expect: e.expect.map(|x| (EntryAt::of(at.index, &x), x.value)),
+        rate: e.rate.map(|r| (EntryAt::of(at.index, &r), r.value)),
+    };
     match e.compare {
-        None => plays_entry(path, seeds, e.builds, e.expect, e.rate).map(Entry::Plays),
-        Some(_) => compare_entry(path, seeds, e.builds, e.expect, e.rate).map(Entry::Compare),
+        None => plays_entry(path, seeds, given).map(Entry::Plays),
+        Some(_) => compare_entry(at, path, seeds, given).map(Entry::Compare),
     }
-    .map_err(at)
+}
+
+/// An entry's optional keys, each with where it is written.
+struct EntryGiven {
+    builds: Option<(EntryAt, Vec<String>)>,
+    expect: Option<(EntryAt, ExpectSpec)>,
+    rate: Option<(EntryAt, BTreeMap<String, Percent>)>,
 }
 
 fn plays_entry(
     scenario: PathBuf,
     seeds: Vec<u64>,
-    builds: Option<Vec<String>>,
-    expect: Option<ExpectSpec>,
-    rate: Option<BTreeMap<String, Percent>>,
-) -> std::result::Result<PlaysEntry, String> {
-    if builds.is_some() {
-        return Err("`builds:` belongs to a compare entry (`compare: FILE`)".into());
-    }
-    if let Some(ExpectSpec::Conclusion(c)) = &expect {
-        return Err(format!(
-            "`{}` is what a compare entry expects; a scenario's plays expect pass, fail or any",
-            c.word()
+    given: EntryGiven,
+) -> std::result::Result<PlaysEntry, ScenarioError> {
+    if let Some((at, _)) = given.builds {
+        return Err(unnamed(
+            at,
+            "builds",
+            "`builds:` belongs to a compare entry (`compare: FILE`)",
         ));
     }
-    for class in rate.iter().flat_map(|r| r.keys()) {
-        if !crate::rates::RATE_NAMES.contains(&class.as_str()) {
-            return Err(format!(
-                "`rate:` counts one of {}, not `{class}`",
-                crate::rates::RATE_NAMES.join(", ")
+    if let Some((at, ExpectSpec::Conclusion(c))) = &given.expect {
+        return Err(unnamed(
+            *at,
+            "expect",
+            format!(
+                "`{}` is what a compare entry expects; a scenario's plays expect pass, fail or any",
+                c.word()
+            ),
+        ));
+    }
+    if let Some((at, rate)) = &given.rate {
+        if let Some(class) = rate
+            .keys()
+            .find(|c| !crate::rates::RATE_NAMES.contains(&c.as_str()))
+        {
+            return Err(unnamed(
+                *at,
+                "rate",
+                crate::scenario::wording::not_one_of(
+                    class,
+                    "class of runs `rate:` counts",
+                    crate::rates::RATE_NAMES,
+                ),
             ));
         }
-    }
-    if rate.is_some() && expect.is_some() {
-        return Err("an entry is held to `expect:` or to `rate:`, not both".into());
+        if given.expect.is_some() {
+            return Err(unnamed(
+                *at,
+                "rate",
+                "an entry is held to `expect:` or to `rate:`, not both",
+            ));
+        }
     }
     Ok(PlaysEntry {
         scenario,
         seeds,
-        expect,
-        rate: rate
+        expect: given.expect.map(|(_, x)| x),
+        rate: given
+            .rate
             .into_iter()
-            .flatten()
+            .flat_map(|(_, r)| r)
             .map(|(class, p)| (class, p.0))
             .collect(),
     })
 }
 
 fn compare_entry(
+    at: EntryAt,
     scenario: PathBuf,
     seeds: Vec<u64>,
-    builds: Option<Vec<String>>,
-    expect: Option<ExpectSpec>,
-    rate: Option<BTreeMap<String, Percent>>,
-) -> std::result::Result<CompareEntry, String> {
-    if rate.is_some() {
-        return Err(format!(
-            "a compare entry is held to `expect:` ({CONCLUSIONS}), not to `rate:`"
+    given: EntryGiven,
+) -> std::result::Result<CompareEntry, ScenarioError> {
+    if let Some((at, _)) = given.rate {
+        return Err(unnamed(
+            at,
+            "rate",
+            format!("a compare entry is held to `expect:` ({CONCLUSIONS}), not to `rate:`"),
         ));
     }
-    let expect = match expect {
-        None | Some(ExpectSpec::All(Expect::Any)) => CompareExpect::Any,
-        Some(ExpectSpec::Conclusion(c)) => c,
-        Some(ExpectSpec::All(e)) => {
-            return Err(format!(
-                "a compare entry expects {CONCLUSIONS} (what chaos compare concludes), not `{}`",
-                e.word()
+    let expect = match given.expect {
+        None | Some((_, ExpectSpec::All(Expect::Any))) => CompareExpect::Any,
+        Some((_, ExpectSpec::Conclusion(c))) => c,
+        Some((at, ExpectSpec::All(e))) => {
+            return Err(unnamed(
+                at,
+                "expect",
+                format!(
+                    "a compare entry expects {CONCLUSIONS} (what chaos compare concludes), not `{}`",
+                    e.word()
+                ),
             ))
         }
-        Some(ExpectSpec::PerSeed(_)) => {
-            return Err(format!(
-                "a compare entry expects one conclusion over all its seeds ({CONCLUSIONS}), not one per seed"
+        Some((at, ExpectSpec::PerSeed(_))) => {
+            return Err(unnamed(
+                at,
+                "expect",
+                format!(
+                    "a compare entry expects one conclusion over all its seeds ({CONCLUSIONS}), not one per seed"
+                ),
             ))
         }
     };
-    let builds = builds.ok_or(
-        "a compare entry needs `builds: [A, B]`: the build that shows the bug, then the fix",
-    )?;
+    let Some((at, builds)) = given.builds else {
+        return Err(unnamed(
+            at,
+            "",
+            "a compare entry needs `builds: [A, B]`: the build that shows the bug, then the fix",
+        ));
+    };
+    let refused = |message: String| unnamed(at, "builds", message);
     let [a, b]: [String; 2] = builds.try_into().map_err(|builds: Vec<String>| {
-        format!(
-            "`builds:` names {} build(s); a comparison needs two, [A, B]: the build that shows the bug, then the fix",
+        refused(format!(
+            "names {} build(s); a comparison needs two, [A, B]: the build that shows the bug, then the fix",
             builds.len()
-        )
+        ))
     })?;
     for text in [&a, &b] {
-        Build::parse(text).map_err(|e| format!("`builds:` {}", e.replacen("--build ", "", 1)))?;
+        Build::parse(text).map_err(|e| refused(e.replacen("--build ", "", 1)))?;
     }
     if a.trim() == b.trim() {
-        return Err(format!("`builds:` names {a} twice: nothing to compare"));
+        return Err(refused(format!("names {a} twice: nothing to compare")));
     }
     Ok(CompareEntry {
         scenario,
         builds: [a, b],
         seeds,
         expect,
+        at,
     })
 }
 
-/// An entry's seeds: a count from `first_seed` (default 1), or a list; within the limits.
-fn seeds(seeds: &Seeds, first_seed: Option<u64>) -> std::result::Result<Vec<u64>, String> {
+/// An entry's seeds: a count from `first_seed` (default 1), or a list; within the limits. An
+/// error names its key (`seeds` or `first_seed`).
+fn seeds(
+    seeds: &Seeds,
+    first_seed: Option<u64>,
+) -> std::result::Result<Vec<u64>, (&'static str, String)> {
     let count = match seeds {
-        Seeds::Count(0) => return Err("`seeds` must be at least 1".into()),
-        Seeds::List(l) if l.is_empty() => return Err("`seeds` is an empty list".into()),
+        Seeds::Count(0) => return Err(("seeds", "must be at least 1".into())),
+        Seeds::List(l) if l.is_empty() => return Err(("seeds", "is an empty list".into())),
         Seeds::Count(n) => *n,
         Seeds::List(l) => l.len() as u64,
     };
     if count > SeedRange::MAX {
-        return Err(format!(
-            "{count} seeds; an entry plays at most {} seeds",
-            SeedRange::MAX
+        return Err((
+            "seeds",
+            format!(
+                "{count} seeds; an entry plays at most {} seeds",
+                SeedRange::MAX
+            ),
         ));
     }
     Ok(match seeds {
         Seeds::Count(n) => {
             let first = first_seed.unwrap_or(1);
             if first.checked_add(n - 1).is_none() {
-                return Err(format!(
-                    "`first_seed: {first}` and `seeds: {n}` go past the largest seed, {}",
-                    u64::MAX
+                return Err((
+                    "first_seed",
+                    format!(
+                        "`first_seed: {first}` and `seeds: {n}` go past the largest seed, {}",
+                        u64::MAX
+                    ),
                 ));
             }
             (first..=first + (n - 1)).collect()
@@ -598,11 +714,14 @@ pub struct Comparison {
     pub paths_from: PathBuf,
     pub seeds: Vec<u64>,
     pub expect: CompareExpect,
+    /// Where its `builds:` is written in the suite file.
+    pub at: EntryAt,
 }
 
 impl Comparison {
     /// What `chaos compare` is asked (playing under `out`, as `chaos compare --out` does),
-    /// checked before anything starts; a bad build names the suite file and the entry.
+    /// checked before anything starts, nothing built; a bad build is located at the entry's
+    /// `builds:` in the suite file (`FILE:line:column: scenarios[i].builds: ...`).
     pub fn prepare(
         &self,
         suite: &Path,
@@ -619,11 +738,11 @@ impl Comparison {
             paths_from: self.paths_from.clone(),
         };
         let prepared = crate::compare::prepare(&options).map_err(|e| match e {
-            HarnessError::BadInput(m) => HarnessError::BadInput(format!(
-                "{}: compare {}: {m}",
-                suite.display(),
-                self.scenario.display()
-            )),
+            HarnessError::BadInput(m) => HarnessError::Scenario(vec![self.at.error(
+                suite,
+                "builds",
+                m.replace("--build ", ""),
+            )]),
             other => other,
         })?;
         Ok((options, prepared))
@@ -695,6 +814,7 @@ pub fn comparisons(suite: &Suite, base: &Path) -> Vec<Comparison> {
                 paths_from: base.to_path_buf(),
                 seeds: c.seeds.clone(),
                 expect: c.expect,
+                at: c.at,
             }),
             Entry::Plays(_) => None,
         })
@@ -719,6 +839,56 @@ impl Work {
             comparisons: shard.share(played, self.comparisons),
         }
     }
+}
+
+/// What `chaos lint SUITE` found: each scenario found valid (once, in the suite's order), and
+/// every problem, each one line (located) or a scenario's lines.
+#[derive(Debug, Default)]
+pub struct Linted {
+    pub valid: Vec<PathBuf>,
+    pub problems: Vec<String>,
+}
+
+/// Validates a suite as `chaos run --suite` does before anything starts, without playing
+/// anything: the suite file, every scenario its entries play, and every comparison (its
+/// scenario, and its builds: their syntax, patches and distributions found; nothing built).
+pub fn lint(path: &Path, options: crate::scenario::LoadOptions) -> Linted {
+    let mut linted = Linted::default();
+    let work = match load_work(path, None) {
+        Ok(work) => work,
+        Err(e) => {
+            linted.problems.push(e.to_string());
+            return linted;
+        }
+    };
+    let mut seen: Vec<&Path> = Vec::new();
+    let said = |linted: &mut Linted, problem: String| {
+        if !linted.problems.contains(&problem) {
+            linted.problems.push(problem);
+        }
+    };
+    for play in &work.plays {
+        if seen.contains(&play.scenario.as_path()) {
+            continue;
+        }
+        seen.push(&play.scenario);
+        match crate::scenario::load_with(&play.scenario, options) {
+            Ok(_) => linted.valid.push(play.scenario.clone()),
+            Err(errors) => errors.iter().for_each(|e| said(&mut linted, e.to_string())),
+        }
+    }
+    for c in &work.comparisons {
+        match c.prepare(path, Path::new(""), None) {
+            Ok(_) if !seen.contains(&c.scenario.as_path()) => linted.valid.push(c.scenario.clone()),
+            Ok(_) => {}
+            Err(HarnessError::Scenario(errors)) => {
+                errors.iter().for_each(|e| said(&mut linted, e.to_string()))
+            }
+            Err(e) => said(&mut linted, e.to_string()),
+        }
+        seen.push(&c.scenario);
+    }
+    linted
 }
 
 /// The plays and comparisons of a suite file, optionally only one shard's share.
@@ -764,7 +934,8 @@ mod tests {
         assert!(Expect::Any.accepts(2) && !Expect::Any.accepts(255));
         // A word that is none of them is refused at its place, with the words there are.
         let e = parse("scenarios:\n  - scenario: a.yaml\n    seeds: 1\n    expect: maybe\n")
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("4:13")
                 && e.contains("`maybe` is not an expectation")
@@ -772,7 +943,8 @@ mod tests {
             "{e}"
         );
         let e = parse("scenarios:\n  - scenario: a.yaml\n    seeds: 1\n    expect: { 1: passs }\n")
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("passs"), "{e}");
     }
 
@@ -829,13 +1001,19 @@ mod tests {
     #[test]
     fn seed_counts_have_limits() {
         let entry = |seeds: &str| parse(&format!("scenarios:\n  - scenario: a.yaml\n{seeds}"));
-        let e = entry("    seeds: 18446744073709551615\n").unwrap_err();
+        let e = entry("    seeds: 18446744073709551615\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("at most 10000 seeds"), "{e}");
-        let e = entry("    seeds: 3\n    first_seed: 18446744073709551615\n").unwrap_err();
+        let e = entry("    seeds: 3\n    first_seed: 18446744073709551615\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("past the largest seed"), "{e}");
         assert!(entry("    seeds: 2\n    first_seed: 18446744073709551614\n").is_ok());
         let many = "  - scenario: a.yaml\n    seeds: 10000\n".repeat(11);
-        let e = parse(&format!("scenarios:\n{many}")).unwrap_err();
+        let e = parse(&format!("scenarios:\n{many}"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("at most 100000"), "{e}");
     }
 
@@ -858,6 +1036,11 @@ mod tests {
                 paths_from: "suites".into(),
                 seeds: vec![2, 3, 4],
                 expect: CompareExpect::FixConfirmed,
+                at: EntryAt {
+                    index: 2,
+                    line: 9,
+                    column: 13
+                },
             }
         );
         assert_eq!(c[1].seeds, [4, 9]);
@@ -885,27 +1068,28 @@ mod tests {
                 "scenarios:\n  - scenario: a.yaml\n    seeds: 1\n{entry}"
             ))
             .unwrap_err()
+            .to_string()
         };
         for (entry, expected) in [
             (
                 "  - compare: c.yaml\n    builds: [2.2.0]\n    seeds: 1\n",
-                ":4:5: c.yaml: `builds:` names 1 build(s); a comparison needs two",
+                ":5:13: scenarios[1].builds: names 1 build(s); a comparison needs two",
             ),
             (
                 "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1, 2.0.0]\n    seeds: 1\n",
-                ":4:5: c.yaml: `builds:` names 3 build(s)",
+                ":5:13: scenarios[1].builds: names 3 build(s)",
             ),
             (
                 "  - compare: c.yaml\n    seeds: 1\n",
-                ":4:5: c.yaml: a compare entry needs `builds: [A, B]`",
+                ":4:5: scenarios[1]: a compare entry needs `builds: [A, B]`",
             ),
             (
                 "  - compare: c.yaml\n    scenario: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n",
-                ":4:5: an entry plays `scenario:` or compares two builds on `compare:`, not both",
+                ":4:14: scenarios[1].compare: an entry plays `scenario:` or compares two builds on `compare:`, not both",
             ),
             (
                 "  - seeds: 1\n",
-                ":4:5: an entry names `scenario: FILE` (plays) or `compare: FILE` (two builds)",
+                ":4:5: scenarios[1]: an entry names `scenario: FILE` (plays) or `compare: FILE` (two builds)",
             ),
             (
                 "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n    colour: red\n",
@@ -913,49 +1097,61 @@ mod tests {
             ),
             (
                 "  - compare: c.yaml\n    builds: [2.2.0, master]\n    seeds: 1\n",
-                ":4:5: c.yaml: `builds:` `master`: not a build",
+                ":5:13: scenarios[1].builds: `master`: not a build",
             ),
             (
                 "  - compare: c.yaml\n    builds: [set:A=1, set:A=1]\n    seeds: 1\n",
-                ":4:5: c.yaml: `builds:` names set:A=1 twice",
+                ":5:13: scenarios[1].builds: names set:A=1 twice",
             ),
             (
                 "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 0\n",
-                ":4:5: c.yaml: `seeds` must be at least 1",
+                ":6:12: scenarios[1].seeds: must be at least 1",
             ),
             (
                 "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n    expect: pass\n",
-                "not `pass`",
+                ":7:13: scenarios[1].expect: a compare entry expects fix-confirmed, fix-confirmed-where-reached, not-confirmed or any (what chaos compare concludes), not `pass`",
             ),
             (
                 "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n    expect: { 1: fail }\n",
-                "not one per seed",
+                ":7:13: scenarios[1].expect: a compare entry expects one conclusion over all its seeds",
             ),
             (
                 "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n    rate: { held: 50% }\n",
-                "not to `rate:`",
+                ":7:11: scenarios[1].rate: a compare entry is held to `expect:`",
             ),
             (
                 "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n    expect: fixed\n",
-                ":7:13: scenarios[1].expect: ",
+                ":7:13: scenarios[1].expect: `fixed` is not an expectation",
             ),
             (
                 "  - scenario: c.yaml\n    seeds: 1\n    expect: fix-confirmed\n",
-                ":4:5: c.yaml: `fix-confirmed` is what a compare entry expects",
+                ":6:13: scenarios[1].expect: `fix-confirmed` is what a compare entry expects",
             ),
             (
                 "  - scenario: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 1\n",
-                ":4:5: c.yaml: `builds:` belongs to a compare entry",
+                ":5:13: scenarios[1].builds: `builds:` belongs to a compare entry",
+            ),
+            (
+                "  - scenario: c.yaml\n    seeds: 2\n    first_seed: 18446744073709551615\n",
+                ":6:17: scenarios[1].first_seed: `first_seed: 18446744073709551615` and `seeds: 2` go past the largest seed",
+            ),
+            (
+                "  - scenario: c.yaml\n    seeds: 1\n    rate: { confirmd: 50% }\n",
+                ":6:11: scenarios[1].rate: `confirmd` is not a class of runs `rate:` counts; one of: confirmed,",
             ),
         ] {
             let e = refused(entry);
-            assert!(e.starts_with(expected) || e.contains(expected), "{entry}: {e}");
-            assert!(e.starts_with(':'), "{e}");
+            assert!(e.starts_with(expected), "{entry}: {e}");
         }
         // A comparison plays two runs per seed, and they count toward the suite's limit.
         let many = "  - compare: c.yaml\n    builds: [2.2.0, 2.2.1]\n    seeds: 10000\n".repeat(6);
-        let e = parse(&format!("scenarios:\n{many}")).unwrap_err();
-        assert!(e.contains("120000 plays in all"), "{e}");
+        let e = parse(&format!("scenarios:\n{many}"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(":17:5: scenarios[5]: with this entry the suite holds 120000 plays in all; a suite plays at most 100000"),
+            "{e}"
+        );
     }
 
     /// Adding comparisons anywhere in a suite moves no plain play to another shard; each

@@ -277,8 +277,8 @@ fn a_suite_past_its_limits_is_refused() {
 }
 
 /// A comparison that cannot be played is refused in one line, exit 254, before any container
-/// starts: one build (at its line and column), and a patch that is not there (found from the
-/// suite's folder, named with the suite and the entry).
+/// starts: one build, and a patch that is not there (found from the suite's folder), each at
+/// the line and column of the entry's `builds:`, with its key path.
 #[test]
 fn a_suite_with_a_wrong_comparison_is_refused() {
     let dir = scratch("suite-compare");
@@ -287,14 +287,14 @@ fn a_suite_with_a_wrong_comparison_is_refused() {
         (
             "one-build.yaml",
             "[2.2.0]",
-            "one-build.yaml:2:5: ".to_string(),
+            "one-build.yaml:3:13: scenarios[0].builds: names 1 build(s); a comparison needs two"
+                .to_string(),
         ),
         (
             "no-patch.yaml",
             "[2.2.0, \"2.2.0+no-such.patch\"]",
             format!(
-                "no-patch.yaml: compare {}: patch {}: no such file",
-                scenario.display(),
+                "no-patch.yaml:3:13: scenarios[0].builds: patch {}: no such file",
                 dir.join("no-such.patch").display()
             ),
         ),

@@ -37,22 +37,99 @@ fn every_shipped_scenario_is_valid() {
     assert_eq!(code, 0, "{out}");
 }
 
-/// The shipped nightly suite loads, every scenario it plays is valid, and every comparison's
-/// builds are (their patches found from the suite's folder).
+/// `chaos lint SUITE`: the shipped nightly suite, every scenario it plays and every
+/// comparison's builds (their patches found from the suite's folder) are valid; nothing is
+/// played or built.
 #[test]
-fn the_nightly_suite_names_valid_scenarios() {
+fn the_nightly_suite_lints() {
     let suite = repo().join("suites/nightly.yaml");
     let work = chaos::suite::load_work(&suite, None).unwrap();
     assert!(work.plays.len() >= 12, "{} plays", work.plays.len());
-    let paths: Vec<PathBuf> = work.plays.into_iter().map(|p| p.scenario).collect();
-    let (code, out) = lint(&paths);
-    assert_eq!(code, 0, "{out}");
     assert!(!work.comparisons.is_empty());
-    for c in &work.comparisons {
-        if let Err(e) = c.prepare(&suite, Path::new("unused"), None) {
-            panic!("{}: {e}", c.scenario.display());
-        }
+    let (code, out) = lint(std::slice::from_ref(&suite));
+    assert_eq!(code, 0, "{out}");
+    let scenarios = work.plays.iter().map(|p| &p.scenario);
+    for scenario in scenarios.chain(work.comparisons.iter().map(|c| &c.scenario)) {
+        assert!(
+            out.contains(&format!("{}: ok\n", scenario.display())),
+            "{}: {out}",
+            scenario.display()
+        );
     }
+    assert!(
+        out.ends_with(&format!("{}: ok\n", suite.display())),
+        "{out}"
+    );
+}
+
+/// A broken suite is located in the suite's words (`SUITE:line:column: scenarios[i].key: ...`);
+/// a valid one is linted through: every scenario it plays and every comparison, each problem
+/// said, exit 254, and no `ok` for the suite.
+#[test]
+fn a_broken_suite_is_located_and_rejected() {
+    let dir = repo().join("target/lint-suites");
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text).unwrap();
+        dir.join(name)
+    };
+    let stale = "../../scenarios/etcd/stale-reads.yaml";
+    let ozone = "../../scenarios/ozone/recover-lease-divergence.yaml";
+    for (suite, expected) in [
+        (
+            write(
+                "bad-build.yaml",
+                &format!("scenarios:\n  - scenario: {stale}\n    seeds: 1\n  - compare: {ozone}\n    builds: [2.2.0, master]\n    seeds: 1\n"),
+            ),
+            "bad-build.yaml:5:13: scenarios[1].builds: `master`: not a build (a release like 2.2.0",
+        ),
+        (
+            write(
+                "unknown-key.yaml",
+                "scenarios:\n  - scenario: a.yaml\n    seeds: 1\n    colour: red\n",
+            ),
+            "unknown-key.yaml:4:5: scenarios[0].colour: unknown field `colour`, expected one of scenario, compare, builds, seeds, first_seed, expect, rate",
+        ),
+        (
+            write(
+                "bad-seeds.yaml",
+                "scenarios:\n  - scenario: a.yaml\n    seeds: [1]\n  - scenario: b.yaml\n    seeds: 0\n",
+            ),
+            "bad-seeds.yaml:5:12: scenarios[1].seeds: must be at least 1",
+        ),
+    ] {
+        let (code, out) = lint(std::slice::from_ref(&suite));
+        assert_eq!(code, 254, "{out}");
+        assert_eq!(out.lines().count(), 1, "{out}");
+        assert!(
+            out.starts_with(&format!("{}", dir.join(expected).display())),
+            "{out}"
+        );
+    }
+    // A suite that reads: each scenario linted once, the comparison's patch looked for.
+    let suite = write(
+        "contents.yaml",
+        &format!(
+            "scenarios:\n  - scenario: ../../harness/tests/bad-scenarios/unknown-key.yaml\n    seeds: 2\n  - scenario: {stale}\n    seeds: [1, 2]\n  - scenario: ../../harness/tests/bad-scenarios/unknown-key.yaml\n    seeds: 1\n  - compare: {ozone}\n    builds: [2.2.0, \"2.2.0+no-such.patch\"]\n    seeds: 1\n"
+        ),
+    );
+    let (code, out) = lint(std::slice::from_ref(&suite));
+    assert_eq!(code, 254, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].ends_with("stale-reads.yaml: ok"), "{out}");
+    assert!(
+        lines[1].ends_with("unknown-key.yaml:8:3: workload.colour: unknown field `colour`, expected one of kind, keys, processes, rate, duration, timeout, read, nodes, retries, resend-after, duplicate-after, lasts-past, mix, burst, fencing, lease, stream"),
+        "{out}"
+    );
+    assert_eq!(
+        lines[2],
+        format!(
+            "{}:9:13: scenarios[3].builds: patch {}: no such file",
+            suite.display(),
+            dir.join("no-such.patch").display()
+        )
+    );
 }
 
 /// Each broken scenario names file:line:column, the key path and what was expected; exit 254.
@@ -75,7 +152,7 @@ fn broken_scenarios_are_located_and_rejected() {
         ),
         (
             "unknown-model.yaml",
-            "9:28: checks[0].linearizable.model: unknown model `snapshot-isolation`",
+            "9:28: checks[0].linearizable.model: `snapshot-isolation` is not a linearizability model; one of: register, cas-register, kv, set, s3-object",
         ),
         (
             "workload-the-system-lacks.yaml",
@@ -228,6 +305,44 @@ fn broken_scenarios_are_located_and_rejected() {
             "header-name-with-space.yaml",
             "15:22: faults[0].match.header: `x chaos` is not an HTTP header name",
         ),
+        // A name that is none of the key's: the names there are, from the registries (issue 43).
+        (
+            "unknown-workload-kind.yaml",
+            "5:9: workload.kind: `custom` is not a workload kind; one of: register, set, create, s3-object, fencing, lease, stream",
+        ),
+        (
+            "tagged-workload-kind.yaml",
+            "5:17: workload.kind: `!custom` (a YAML tag) is not a workload kind; one of: register, set, create, s3-object, fencing, lease, stream (written plain, without `!`)",
+        ),
+        (
+            "unknown-action.yaml",
+            "12:5: faults[0].do: `frobnicate` is not a fault action; one of: pause, unpause, kill, stop, start, restart, partition, heal,",
+        ),
+        (
+            "unknown-action-in-list.yaml",
+            "12:17: faults[0].do[1]: `frob` is not a fault action; one of: pause, unpause,",
+        ),
+        (
+            "unknown-check.yaml",
+            "9:5: checks[0]: `frob` is not a check; one of: linearizable, durable, retry-consistent, staleness, converge, fencing, conditional-writes, stays-up",
+        ),
+        (
+            "unknown-partition-mode.yaml",
+            "13:11: faults[0].mode: `quarters` is not a partition mode; one of: isolate, halves, majority-ring, bridge",
+        ),
+        (
+            "unknown-system.yaml",
+            "2:9: system: `cassandra` is not a system; one of: etcd, redis, s3, garage, ozone",
+        ),
+        // The parser's limits with their numbers, and a message through an alias never cut short.
+        (
+            "alias-used-too-often.yaml",
+            "16:1: the YAML is too large or too complex for a scenario: 120 aliases (*name) of 1 anchor(s) (&name): once there are 100 aliases, at most 10 per anchor",
+        ),
+        (
+            "alias-of-a-list.yaml",
+            "9:9: workload.read: expected a name, or a mapping { name: settings }",
+        ),
         (
             "history-f-as-mapping.yaml",
             "16:27: reached.paused.history.f: found a mapping, expected an operation kind (like read) or a list of them",
@@ -266,6 +381,7 @@ const LIBRARY_WORDS: &[&str] = &[
     "found map",
     "OneOrMany",
     "reference to unknown value",
+    "(defined",
 ];
 
 /// The errnos lint accepts are the ones chaosfs injects (its parse_errno's names), so a scenario
@@ -293,10 +409,27 @@ fn inputs_that_are_no_scenario_get_one_line() {
     // A regular file past the limit is refused unread, with the limit's number.
     let big = "# a comment\n".repeat(400_000);
     std::fs::write(dir.join("big.yaml"), big).unwrap();
-    let cases: [(PathBuf, &str); 5] = [
+    // A value echoed in a message: its control characters escaped (U+0085 once split the line),
+    // cut with its length when long (one message was 70 KB).
+    let scenario =
+        std::fs::read_to_string(repo().join("harness/tests/bad-scenarios/tagged-mode.yaml"))
+            .unwrap()
+            .replace("mode: !!binary isolate", "mode: isolate");
+    let node = |name: &str| scenario.replace("target: etcd1", &format!("target: {name}"));
+    std::fs::write(dir.join("control.yaml"), node("\"etcd\\u0085\\u0007x\"")).unwrap();
+    std::fs::write(dir.join("long.yaml"), node(&"x".repeat(70_000))).unwrap();
+    let cases: [(PathBuf, &str); 7] = [
+        (
+            dir.join("control.yaml"),
+            "control.yaml:14:13: faults[0].target: unknown node `etcd\\u{85}\\u{7}x` (nodes of profile: etcd1, etcd2, etcd3)",
+        ),
+        (
+            dir.join("long.yaml"),
+            "long.yaml:14:13: faults[0].target: unknown node `xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx` (cut: the first 80 of 70000 characters) (nodes of profile: etcd1, etcd2, etcd3)",
+        ),
         (
             dir.join("big.yaml"),
-            "big.yaml: cannot read: larger than 4 MiB, the most this file may be",
+            "big.yaml: cannot read: 4800000 bytes, more than the 4194304 bytes (4 MiB) this file may be",
         ),
         (
             dir.join("null-name.yaml"),
@@ -442,6 +575,19 @@ fn broken_preconditions_are_located_and_rejected() {
         (
             "reached-empty-outcome.yaml",
             "16:36: reached.any.resent.first.outcome: `outcome:` is empty: give ok, fail, info or definite, or leave it out to count every outcome",
+        ),
+        // `node: { of-step: N }` names a step that exists (issue 43); resent's nodes exist too.
+        (
+            "reached-of-step-unknown.yaml",
+            "16:13: reached.answered.history.node.of-step: names fault step 7; the steps are 0 to 0 (steps count from 0)",
+        ),
+        (
+            "reached-of-step-misspelt.yaml",
+            "16:42: reached.answered.resent.again.node.step: unknown field `step`, expected one of of-step",
+        ),
+        (
+            "reached-resent-unknown-node.yaml",
+            "16:13: reached.answered.resent.first.node: unknown node `etcd9` (nodes of profile: etcd1, etcd2, etcd3)",
         ),
         (
             "reached-empty.yaml",

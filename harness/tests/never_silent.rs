@@ -517,3 +517,84 @@ fn a_report_says_an_unreadable_seed_or_duration_in_words() {
         assert!(!page.contains(&"0".repeat(100)), "no 300-digit number");
     }
 }
+
+/// A file past its size limit is refused unread with both sizes in bytes: a history one byte
+/// over 2 GiB once read "2048 MiB, larger than the 2048 MiB". The files are sparse.
+#[test]
+fn a_file_past_its_limit_says_both_sizes_in_bytes() {
+    let dir = scratch("sizes");
+    let history = dir.join("big.jsonl");
+    let file = std::fs::File::create(&history).unwrap();
+    file.set_len((2 << 30) + 1).unwrap();
+    let (code, _, err) = run(&["check", s(&history), "--model", "kv"]);
+    assert_eq!(code, 254, "{err}");
+    assert_eq!(
+        err.trim(),
+        format!(
+            "error: {}: 2147483649 bytes, more than the 2147483648 bytes (2 GiB) a history file may be",
+            history.display()
+        )
+    );
+    let folder = run_folder_copy("big-run");
+    let file = std::fs::File::create(folder.join("history.jsonl")).unwrap();
+    file.set_len((512 << 20) + 1).unwrap();
+    let (code, _, err) = run(&["check", s(&folder)]);
+    assert_eq!(code, 254, "{err}");
+    assert!(
+        err.contains("history.jsonl: 536870913 bytes, more than the 536870912 bytes (512 MiB) a run folder's file may be"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(folder.parent().unwrap());
+}
+
+/// `node: { of-step: N }` names the node a step picked when it fired (`role: follower, pick:
+/// one`): the recorded partition of step 0 cut etcd2 off, and reads it answered during the
+/// partition are found. A step that acted on another node makes the run `not reached` (exit 2),
+/// one that never applied too, with a reason saying so.
+#[test]
+fn a_predicate_names_the_node_a_step_acted_on() {
+    let folder = run_folder_copy("of-step");
+    let scenario = std::fs::read_to_string(folder.join("scenario.yaml")).unwrap();
+    let scenario = scenario.replace("  - linearizable: { model: cas-register }\n", "");
+    let scenario = scenario.replace("checks:\n", "checks: []\n");
+    std::fs::write(
+        folder.join("scenario.yaml"),
+        format!("{scenario}reached:\n  cut-off-node-read: {{ history: {{ f: read, outcome: ok, node: {{ of-step: 0 }}, during: 0 }} }}\n"),
+    )
+    .unwrap();
+    let (code, out, err) = run(&["check", s(&folder)]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("precondition cut-off-node-read: reached at 5.6 s - 12 of at least 1 operations matched; step 0 acted on etcd2; the first: read k0"),
+        "{out}"
+    );
+    assert!(out.contains("held: "), "{out}");
+    // The step acted on a node no process read from.
+    let faults = std::fs::read_to_string(folder.join("faults.jsonl")).unwrap();
+    std::fs::write(
+        folder.join("faults.jsonl"),
+        faults.replacen("\"targets\":[\"etcd2\"]", "\"targets\":[\"etcd4\"]", 1),
+    )
+    .unwrap();
+    let (code, out, err) = run(&["check", s(&folder)]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("precondition cut-off-node-read: NOT reached - 0 of at least 1 operations matched; step 0 acted on etcd4"),
+        "{out}"
+    );
+    // The step never applied.
+    let unapplied: String = faults
+        .lines()
+        .filter(|l| !l.contains("\"phase\":\"apply\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(folder.join("faults.jsonl"), unapplied).unwrap();
+    let (code, out, err) = run(&["check", s(&folder)]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("precondition cut-off-node-read: NOT reached - step 0 never applied, so no node is the one it acted on (node: { of-step: 0 })"),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(folder.parent().unwrap());
+}

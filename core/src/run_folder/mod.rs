@@ -231,10 +231,9 @@ pub fn path_inside(dir: &Path, rel: &str) -> std::result::Result<PathBuf, String
     }
     if meta.len() > MAX_FILE {
         return Err(format!(
-            "{}: {} MiB, larger than the {} MiB a run folder's file may be",
+            "{}: {}",
             shown.display(),
-            meta.len() >> 20,
-            MAX_FILE >> 20
+            checker::read::larger_than(meta.len(), MAX_FILE, "a run folder's file")
         ));
     }
     Ok(path)

@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use chaos_core::shown::shown;
 use indexmap::IndexMap;
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
@@ -271,7 +272,7 @@ fn command_line<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, 
         Some(Either::List(l)) => Ok(Some(l)),
         Some(Either::Line(line)) => shell_words::split(&line)
             .map(Some)
-            .map_err(|e| de::Error::custom(format!("cannot split `{line}`: {e}"))),
+            .map_err(|e| de::Error::custom(format!("cannot split {}: {e}", shown(&line)))),
     }
 }
 
@@ -295,7 +296,7 @@ fn compose_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>,
     };
     parse_compose_duration(&text)
         .map(Some)
-        .ok_or_else(|| de::Error::custom(format!("`{text}` is not a duration like 1m30s")))
+        .ok_or_else(|| de::Error::custom(format!("{} is not a duration like 1m30s", shown(&text))))
 }
 
 /// Compose durations chain units: `1m30s`, `500ms`, `2s`.
@@ -357,30 +358,21 @@ impl ComposeFile {
     /// Parses a compose file's text; `path` names it in messages and is the folder its
     /// relative paths (build contexts, volumes) start from.
     pub fn parse(path: &Path, text: &str) -> Result<ComposeFile, ComposeError> {
-        let mut key_path = String::new();
-        let options = serde_saphyr::options! { with_snippet: false };
-        let parsed: Result<ComposeFile, _> =
-            serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
-                serde_path_to_error::deserialize(de).map_err(|e| {
-                    key_path = e.path().to_string();
-                    e.into_inner()
-                })
-            });
-        let mut file = parsed.map_err(|e| {
-            let loc = e.location().unwrap_or(serde_saphyr::Location::UNKNOWN);
-            let message = e.render_with_formatter(&crate::scenario::wording::ScenarioWording);
-            let message = message.split(" at line ").next().unwrap_or_default();
+        let mut file: ComposeFile = crate::scenario::wording::parse_yaml(text).map_err(|e| {
             ComposeError(format!(
-                "{}:{}:{}: {key_path}: {message}",
+                "{}:{}:{}: {}: {}",
                 path.display(),
-                loc.line(),
-                loc.column()
+                e.line,
+                e.column,
+                e.path,
+                e.message
             ))
         })?;
         if let Some(bad) = file.extensions.keys().find(|k| !k.starts_with("x-")) {
             return Err(ComposeError(format!(
-                "{}: top-level key `{bad}` is not supported (services, volumes, name, x-*)",
-                path.display()
+                "{}: top-level key {} is not supported (services, volumes, name, x-*)",
+                path.display(),
+                shown(bad)
             )));
         }
         for service in file.services.values_mut() {
@@ -401,8 +393,11 @@ impl ComposeFile {
                 let node = service.x_chaos.node.as_deref().unwrap_or(name);
                 if let Some(other) = seen.insert(node, name) {
                     return Err(ComposeError(format!(
-                        "{}: services `{other}` and `{name}` of profile `{profile}` are both node `{node}` (x-chaos.node names a node once per profile)",
-                        path.display()
+                        "{}: services {} and {} of profile `{profile}` are both node {} (x-chaos.node names a node once per profile)",
+                        path.display(),
+                        shown(other),
+                        shown(name),
+                        shown(node)
                     )));
                 }
             }
@@ -413,20 +408,21 @@ impl ComposeFile {
             let node = service.x_chaos.node.as_deref().unwrap_or(name);
             if let Some(problem) = crate::scenario::name_problem(node) {
                 return Err(ComposeError(format!(
-                    "{}: service `{}`: the node name {problem}",
+                    "{}: service {}: the node name {problem}",
                     path.display(),
-                    chaos_core::shown::shown(name).trim_matches('`')
+                    shown(name)
                 )));
             }
             if service.image.is_none() {
                 return Err(ComposeError(format!(
-                    "{}: service `{name}` needs an image (the harness names and builds images by tag)",
-                    path.display()
+                    "{}: service {} needs an image (the harness names and builds images by tag)",
+                    path.display(),
+                    shown(name)
                 )));
             }
             for port in &service.ports {
                 parse_port(port).map_err(|e| {
-                    ComposeError(format!("{}: service `{name}`: {e}", path.display()))
+                    ComposeError(format!("{}: service {}: {e}", path.display(), shown(name)))
                 })?;
             }
         }
@@ -554,7 +550,7 @@ pub fn parse_port(text: &str) -> Result<PortSpec, String> {
     let parts: Vec<&str> = text.split(':').collect();
     let num = |s: &str| {
         s.parse::<u16>()
-            .map_err(|_| format!("`{text}` is not a port mapping"))
+            .map_err(|_| format!("{} is not a port mapping", shown(text)))
     };
     match parts.as_slice() {
         [c] => Ok(PortSpec {
@@ -569,7 +565,7 @@ pub fn parse_port(text: &str) -> Result<PortSpec, String> {
             host: if h.is_empty() { None } else { Some(num(h)?) },
             container: num(c)?,
         }),
-        _ => Err(format!("`{text}` is not a port mapping")),
+        _ => Err(format!("{} is not a port mapping", shown(text))),
     }
 }
 

@@ -82,7 +82,7 @@ pub struct S3Spec {
 }
 
 /// `s3.if-match-etag`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EtagForm {
     #[default]
@@ -175,6 +175,23 @@ pub const PARTITION_MODES: &[PartitionMode] = &[
 ];
 pub const PICKS: &[Pick] = &[Pick::One, Pick::All, Pick::Majority, Pick::Minority];
 pub const ROLES: &[Role] = &[Role::Leader, Role::Follower];
+pub const READ_MODES: &[ReadConsistency] =
+    &[ReadConsistency::Linearizable, ReadConsistency::Serializable];
+pub const OUTCOMES: &[OutcomeFilter] = &[
+    OutcomeFilter::Ok,
+    OutcomeFilter::Fail,
+    OutcomeFilter::Info,
+    OutcomeFilter::Definite,
+];
+pub const JVM_EVENTS: &[JvmEvent] = &[
+    JvmEvent::Delayed,
+    JvmEvent::Threw,
+    JvmEvent::Held,
+    JvmEvent::Released,
+    JvmEvent::LetGo,
+    JvmEvent::Fired,
+];
+pub const ETAG_FORMS: &[EtagForm] = &[EtagForm::Quoted, EtagForm::Unquoted];
 pub const CHECK_NAMES: &[&str] = &[
     "linearizable",
     "durable",
@@ -363,8 +380,9 @@ impl LoadedScenario {
                 &self.spec.cluster.profile.referenced,
                 "",
                 format!(
-                    "--attach `{project}`: a compose project name is lower-case letters, digits, \
-                     `-` and `_` (as `docker compose -p` takes it)"
+                    "--attach {}: a compose project name is lower-case letters, digits, \
+                     `-` and `_` (as `docker compose -p` takes it)",
+                    chaos_core::shown::shown(project)
                 ),
             );
         }
@@ -571,8 +589,8 @@ pub fn load_text(
                     "system",
                     format!(
                         "--scm-ha plays an Ozone scenario on three SCMs (profile `ozone-scm-ha`); \
-                         this scenario is system `{}`, which has no SCM",
-                        spec.system.value
+                         this scenario is system {}, which has no SCM",
+                        chaos_core::shown::shown(&spec.system.value)
                     ),
                 );
                 return Err(problems.list);
@@ -590,8 +608,8 @@ pub fn load_text(
     if nodes.is_empty() {
         let flag = if profile != spec.cluster.profile.value {
             format!(
-                " (--scm-ha plays profile `{}` on `{profile}`)",
-                spec.cluster.profile.value
+                " (--scm-ha plays profile {} on `{profile}`)",
+                chaos_core::shown::shown(&spec.cluster.profile.value)
             )
         } else {
             String::new()
@@ -600,8 +618,9 @@ pub fn load_text(
             &spec.cluster.profile.referenced,
             "cluster.profile",
             format!(
-                "no service of {} is in profile `{profile}`{flag} (profiles: {})",
+                "no service of {} is in profile {}{flag} (profiles: {})",
                 compose_path.display(),
+                chaos_core::shown::shown(&profile),
                 compose.profiles().join(", ")
             ),
         );
@@ -692,13 +711,16 @@ pub fn read_limited(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     if !meta.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }
+    let too_large =
+        |len: u64| std::io::Error::other(checker::read::larger_than(len, limit, "this file"));
+    if meta.len() > limit {
+        return Err(too_large(meta.len()));
+    }
     let mut bytes = Vec::new();
     file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(std::io::Error::other(format!(
-            "larger than {} MiB, the most this file may be",
-            limit >> 20
-        )));
+        // It grew while it was read.
+        return Err(too_large(bytes.len() as u64));
     }
     Ok(bytes)
 }
@@ -777,41 +799,9 @@ fn scenario_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Er
     }
 }
 
-/// Parses the YAML, keeping the key path of the first error (serde_path_to_error) and the
-/// position serde-saphyr reports.
+/// Parses the YAML (see [`wording::parse_yaml`]): an error is located with its key path.
 fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-    let mut key_path = String::new();
-    let options = serde_saphyr::options! { with_snippet: false };
-    let result = serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            // `Spanned<T>` wraps its value in a field of its own: not a key the user wrote.
-            key_path = user_key_path(&e.path().to_string());
-            e.into_inner()
-        })
-    });
-    result.map_err(|e| {
-        // A key given twice: the path names the key itself (`faults[0].do`).
-        if let serde_saphyr::Error::DuplicateMappingKey { key: Some(k), .. } = &e {
-            key_path = if key_path.is_empty() {
-                k.clone()
-            } else {
-                format!("{key_path}.{k}")
-            };
-        }
-        let location = e.location().unwrap_or(Location::UNKNOWN);
-        let mut message = e.render_with_formatter(&wording::ScenarioWording);
-        // The rendered message repeats the position; keep only the words.
-        if let Some(stripped) = message.split(" at line ").next() {
-            message = stripped.to_string();
-        }
-        ScenarioError {
-            file: path.to_path_buf(),
-            line: location.line(),
-            column: location.column(),
-            path: key_path,
-            message,
-        }
-    })
+    wording::parse_yaml(text).map_err(|e| e.in_file(path))
 }
 
 #[cfg(test)]

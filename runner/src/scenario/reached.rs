@@ -118,8 +118,9 @@ pub struct OpFilter {
     /// A regex the answer's error text (or value) must match.
     pub error: Option<Spanned<String>>,
     /// The node the operation's process talked to (`history:`: which node answered it, when
-    /// the client sends it there alone, as Ozone's follower reads do).
-    pub node: Option<Spanned<String>>,
+    /// the client sends it there alone, as Ozone's follower reads do): a name, or
+    /// `{ of-step: N }`, the node or nodes fault step N acted on.
+    pub node: Option<Spanned<NodeRef>>,
     pub invoked_after: Option<Spanned<usize>>,
     pub invoked_before: Option<Spanned<usize>>,
     pub answered_after: Option<Spanned<usize>>,
@@ -131,6 +132,45 @@ pub struct OpFilter {
     pub during: Option<Spanned<usize>>,
     /// `history:` only: how many operations must match (1 when left out).
     pub at_least: Option<Spanned<u64>>,
+}
+
+/// A node a filter names: by its name, or as the node or nodes fault step N acted on
+/// (`{ of-step: N }`: the targets of its apply events in faults.jsonl, known once it applied,
+/// so a step that picks its node when it fires can be named).
+#[derive(Debug, Clone)]
+pub enum NodeRef {
+    Named(String),
+    OfStep(Spanned<usize>),
+}
+
+/// `node: { of-step: N }` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct OfStep {
+    of_step: Spanned<usize>,
+}
+
+/// By hand rather than `untagged`, which would lose the step's position and name no key.
+impl<'de> Deserialize<'de> for NodeRef {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = NodeRef;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a node's name, or { of-step: N } (the node or nodes fault step N acted on)",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<NodeRef, E> {
+                Ok(NodeRef::Named(v.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<NodeRef, A::Error> {
+                let of = OfStep::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(NodeRef::OfStep(of.of_step))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -312,6 +352,20 @@ impl Precondition {
             {
                 out.push(s);
             }
+        }
+        out
+    }
+
+    /// The nodes its operation filters name (`history:`, `resent:`), with their key paths
+    /// below the predicate.
+    pub fn node_refs(&self) -> Vec<(&'static str, &Spanned<NodeRef>)> {
+        let mut out = Vec::new();
+        if let Some(n) = self.history.as_ref().and_then(|h| h.node.as_ref()) {
+            out.push(("history.node", n));
+        }
+        if let Some(r) = &self.resent {
+            out.extend(r.first.node.as_ref().map(|n| ("resent.first.node", n)));
+            out.extend(r.again.node.as_ref().map(|n| ("resent.again.node", n)));
         }
         out
     }

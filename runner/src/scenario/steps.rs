@@ -22,24 +22,37 @@ pub enum PartitionMode {
 #[derive(Debug, Clone)]
 pub struct Actions(pub Vec<Action>);
 
+/// By hand rather than `untagged`, whose refusal names no action: an unknown one is named,
+/// with the registry's actions.
 impl<'de> Deserialize<'de> for Actions {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum OneOrMany {
-            One(Action),
-            Many(Vec<Action>),
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Actions;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(
+                    f,
+                    "an action or a list of actions: {}",
+                    crate::faults::kinds::names().join(", ")
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Actions, E> {
+                Action::named(v)
+                    .map(|a| Actions(vec![a]))
+                    .ok_or_else(|| E::unknown_variant(v, crate::faults::kinds::names()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Actions, A::Error> {
+                let mut list = Vec::new();
+                while let Some(action) = seq.next_element::<Action>()? {
+                    list.push(action);
+                }
+                if list.is_empty() {
+                    return Err(de::Error::custom("`do:` needs at least one action"));
+                }
+                Ok(Actions(list))
+            }
         }
-        // Untagged errors are vague; try the common case first for a precise message.
-        match OneOrMany::deserialize(deserializer) {
-            Ok(OneOrMany::One(a)) => Ok(Actions(vec![a])),
-            Ok(OneOrMany::Many(list)) if !list.is_empty() => Ok(Actions(list)),
-            Ok(OneOrMany::Many(_)) => Err(de::Error::custom("`do:` needs at least one action")),
-            Err(_) => Err(de::Error::custom(format!(
-                "expected an action or a list of actions: {}",
-                crate::faults::kinds::names().join(", ")
-            ))),
-        }
+        deserializer.deserialize_any(V)
     }
 }
 
@@ -290,7 +303,10 @@ impl<'de> Deserialize<'de> for ContainerRef {
                 match v {
                     "open" => Ok(ContainerRef::Open),
                     other => other.parse().map(ContainerRef::Id).map_err(|_| {
-                        E::custom(format!("`{other}`: expected a container id or `open`"))
+                        E::custom(format!(
+                            "{}: expected a container id or `open`",
+                            chaos_core::shown::shown(other)
+                        ))
                     }),
                 }
             }

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use chaos_core::shown::shown;
 use rand::Rng;
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 
@@ -20,13 +21,17 @@ pub const MAX_RATE_PER_S: f64 = 1_000_000.0;
 
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
+    let quoted = || shown(text);
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("`{text}` has no unit; expected e.g. 500ms, 10s, 2m"))?;
+        .ok_or_else(|| format!("{} has no unit; expected e.g. 500ms, 10s, 2m", quoted()))?;
     let (number, unit) = text.split_at(split);
-    let number: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration; expected e.g. 500ms, 10s, 2m"))?;
+    let number: f64 = number.parse().map_err(|_| {
+        format!(
+            "{} is not a duration; expected e.g. 500ms, 10s, 2m",
+            quoted()
+        )
+    })?;
     let seconds = match unit {
         "ms" => number / 1000.0,
         "s" => number,
@@ -35,18 +40,22 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         // `1e400s`, `5s..2s` as one duration: a number the parser stopped in, not a unit.
         _ if unit.contains(|c: char| c.is_ascii_digit()) => {
             return Err(format!(
-            "`{text}` is not a duration; expected a plain number and a unit, e.g. 500ms, 10s, 2m"
-        ))
+                "{} is not a duration; expected a plain number and a unit, e.g. 500ms, 10s, 2m",
+                quoted()
+            ))
         }
         _ => {
             return Err(format!(
-                "`{text}`: unknown unit `{unit}`; expected ms, s, m or h"
+                "{}: unknown unit {}; expected ms, s, m or h",
+                quoted(),
+                shown(unit)
             ))
         }
     };
     if !seconds.is_finite() || seconds > MAX_DURATION_S {
         return Err(format!(
-            "`{text}` is longer than the longest duration allowed, 30 days"
+            "{} is longer than the longest duration allowed, 30 days",
+            quoted()
         ));
     }
     Ok(Duration::from_secs_f64(seconds))
@@ -134,7 +143,7 @@ fn parse_range<T: PartialOrd + Copy>(
         }
     };
     if low > high {
-        return Err(format!("`{text}`: the range is empty (low > high)"));
+        return Err(format!("{}: the range is empty (low > high)", shown(text)));
     }
     Ok((low, high))
 }
@@ -180,9 +189,15 @@ pub fn parse_offset(text: &str) -> Result<i64, String> {
     };
     let magnitude = parse_duration(rest).map_err(|e| {
         if e.contains("longest") {
-            format!("`{text}`: a clock offset is at most 30 days either way")
+            format!(
+                "{}: a clock offset is at most 30 days either way",
+                shown(text)
+            )
         } else {
-            format!("`{text}` is not a clock offset; expected e.g. +70s, -30s, +2m")
+            format!(
+                "{} is not a clock offset; expected e.g. +70s, -30s, +2m",
+                shown(text)
+            )
         }
     })?;
     Ok(sign * magnitude.as_millis() as i64)
@@ -221,7 +236,8 @@ impl<'de> Deserialize<'de> for OffsetRange {
         let (low, high) = parse_range(&text, parse_offset).map_err(de::Error::custom)?;
         if (low, high) == (0, 0) {
             return Err(de::Error::custom(format!(
-                "`{text}`: a clock offset of 0 s leaves the clock as it is, so the step does nothing; give one (like +70s)"
+                "{}: a clock offset of 0 s leaves the clock as it is, so the step does nothing; give one (like +70s)",
+                shown(&text)
             )));
         }
         Ok(OffsetRange { low, high })
@@ -260,8 +276,9 @@ impl Rate {
     pub fn parse(text: &str) -> Result<Rate, String> {
         let bad = || {
             format!(
-                "`{text}` is not a rate; expected a plain number per s, m or h, from 1/h to \
-                 1000000/s (e.g. 200/s, 30/m)"
+                "{} is not a rate; expected a plain number per s, m or h, from 1/h to \
+                 1000000/s (e.g. 200/s, 30/m)",
+                shown(text)
             )
         };
         let (count, per) = text.split_once('/').ok_or_else(bad)?;
@@ -279,11 +296,12 @@ impl Rate {
         };
         let rate = count / per;
         if count <= 0.0 {
-            return Err(format!("`{text}`: a rate must be positive"));
+            return Err(format!("{}: a rate must be positive", shown(text)));
         }
         if !(MIN_RATE_PER_S..=MAX_RATE_PER_S).contains(&rate) {
             return Err(format!(
-                "`{text}` is outside the rates allowed, 1/h to 1000000/s"
+                "{} is outside the rates allowed, 1/h to 1000000/s",
+                shown(text)
             ));
         }
         Ok(Rate(rate))

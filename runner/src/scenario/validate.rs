@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::faults::kinds::{self, Mechanism};
+use chaos_core::shown::shown;
 
 pub(super) struct Problems {
     file: PathBuf,
@@ -53,8 +54,8 @@ pub(super) fn find_compose(
     };
     let Some(found) = candidate.filter(|p| p.is_file()) else {
         return Err(format!(
-            "compose file `{}` not found beside the scenario or in its parent folders",
-            compose.value
+            "compose file {} not found beside the scenario or in its parent folders",
+            shown(&compose.value)
         ));
     };
     let compose = ComposeFile::load(&found).map_err(|e| e.to_string())?;
@@ -78,11 +79,7 @@ pub(super) fn validate(spec: &Scenario, facts: &NodeFacts, problems: &mut Proble
         problems.at(
             &spec.system.referenced,
             "system",
-            format!(
-                "unknown system `{}` (systems: {})",
-                spec.system.value,
-                systems::names().join(", ")
-            ),
+            wording::not_one_of(&spec.system.value, "system", &systems::names()),
         );
     }
     validate_workload(spec, facts, problems);
@@ -155,17 +152,7 @@ fn validate_precondition(
     let steps = spec.faults.len();
     for s in pre.steps_named() {
         if s.value >= steps {
-            problem(
-                "",
-                match steps {
-                    0 => format!("names fault step {}, and the scenario has none", s.value),
-                    n => format!(
-                        "names fault step {}; the steps are 0 to {} (steps count from 0)",
-                        s.value,
-                        n - 1
-                    ),
-                },
-            );
+            problem("", no_such_step(s.value, steps));
         }
     }
     if (pre.undone || pre.ready) && pre.step.is_none() {
@@ -201,6 +188,7 @@ fn validate_precondition(
         }
     }
     let mut nodes: Vec<(&str, &Spanned<String>)> = Vec::new();
+    let mut named: Vec<(&str, &String)> = Vec::new();
     if let Some(n) = pre.log.as_ref().and_then(|l| l.node.as_ref()) {
         nodes.push(("log.node", n));
     }
@@ -222,19 +210,19 @@ fn validate_precondition(
             );
         }
     }
-    if let Some(n) = pre.history.as_ref().and_then(|h| h.node.as_ref()) {
-        nodes.push(("history.node", n));
+    for (sub, node) in pre.node_refs() {
+        match &node.value {
+            NodeRef::Named(name) => named.push((sub, name)),
+            NodeRef::OfStep(step) if step.value >= steps => {
+                problem(&format!("{sub}.of-step"), no_such_step(step.value, steps))
+            }
+            NodeRef::OfStep(_) => {}
+        }
     }
-    for (sub, node) in nodes {
-        if !facts.nodes.is_empty() && !facts.nodes.contains(&node.value) {
-            problem(
-                sub,
-                format!(
-                    "unknown node `{}` (nodes of profile: {})",
-                    node.value,
-                    facts.nodes.join(", ")
-                ),
-            );
+    let nodes = nodes.iter().map(|(sub, n)| (*sub, &n.value));
+    for (sub, node) in nodes.chain(named) {
+        if !facts.nodes.is_empty() && !facts.nodes.contains(node) {
+            problem(sub, no_such_node(node, facts.nodes));
         }
     }
     if let Some(probe) = &pre.probe {
@@ -300,7 +288,7 @@ fn validate_precondition(
                     &format!("{sub}.f"),
                     format!(
                         "{} is not an operation kind of the {} workload, so no operation can match (its kinds: {})",
-                        chaos_core::shown::shown(name),
+                        shown(name),
                         serde_json::to_value(spec.workload.kind.value)
                             .ok()
                             .and_then(|v| v.as_str().map(str::to_owned))
@@ -339,6 +327,17 @@ fn validate_precondition(
     }
 }
 
+/// `names fault step 5; the steps are 0 to 2 (steps count from 0)`.
+fn no_such_step(step: usize, steps: usize) -> String {
+    match steps {
+        0 => format!("names fault step {step}, and the scenario has none"),
+        n => format!(
+            "names fault step {step}; the steps are 0 to {} (steps count from 0)",
+            n - 1
+        ),
+    }
+}
+
 /// A node name that is not one of the profile's.
 fn unknown_node(
     nodes: &[String],
@@ -348,15 +347,17 @@ fn unknown_node(
     node: &str,
 ) {
     if !nodes.is_empty() && !nodes.iter().any(|n| n == node) {
-        problems.at(
-            location,
-            key,
-            format!(
-                "unknown node `{node}` (nodes of profile: {})",
-                nodes.join(", ")
-            ),
-        );
+        problems.at(location, key, no_such_node(node, nodes));
     }
+}
+
+/// `unknown node `etcd9` (nodes of profile: etcd1, etcd2, etcd3)`.
+fn no_such_node(node: &str, nodes: &[String]) -> String {
+    format!(
+        "unknown node {} (nodes of profile: {})",
+        shown(node),
+        nodes.join(", ")
+    )
 }
 
 /// The workload's shape, nodes and kind (one the system has).
@@ -541,7 +542,7 @@ fn regex_problem(pattern: &str) -> Result<(), String> {
             .rev()
             .find_map(|l| l.strip_prefix("error: "))
             .unwrap_or(text.lines().last().unwrap_or_default());
-        format!("invalid regex `{pattern}`: {why}")
+        format!("invalid regex {}: {why}", shown(pattern))
     })
 }
 
@@ -817,7 +818,7 @@ impl StepUnderCheck<'_> {
                     problems.at(
                         &headers.referenced,
                         &key,
-                        format!("`{name}` is not an HTTP header name (letters, digits and - _ . ! # $ % & ' * + ^ ` | ~)"),
+                        format!("{} is not an HTTP header name (letters, digits and - _ . ! # $ % & ' * + ^ ` | ~)", shown(name)),
                     );
                 }
                 if let Err(e) = regex_problem(value) {
@@ -842,8 +843,8 @@ impl StepUnderCheck<'_> {
                 &errno.referenced,
                 format!("{}.errno", self.key),
                 format!(
-                    "unknown errno `{}` (chaosfs injects {}, or a number from 1 to 4095)",
-                    errno.value,
+                    "unknown errno {} (chaosfs injects {}, or a number from 1 to 4095)",
+                    shown(&errno.value),
                     FSYNC_ERRNOS.join(", ")
                 ),
             );
@@ -1159,10 +1160,10 @@ fn validate_checks(spec: &Scenario, problems: &mut Problems) {
                     problems.at(
                         &lin.model.referenced,
                         format!("checks[{i}].linearizable.model"),
-                        format!(
-                            "unknown model `{}` (models: {})",
-                            lin.model.value,
-                            checker::Model::NAMES.join(", ")
+                        wording::not_one_of(
+                            &lin.model.value,
+                            "linearizability model",
+                            checker::Model::NAMES,
                         ),
                     );
                 }

@@ -308,8 +308,9 @@ fn count_in<'de, D: Deserializer<'de>>(deserializer: D, max: u32) -> Result<u32,
                 return self.visit_i64(n);
             }
             Err(E::custom(format!(
-                "needs a whole number from 1 to {} (found `{text}`)",
-                self.0
+                "needs a whole number from 1 to {} (found {})",
+                self.0,
+                chaos_core::shown::shown(text)
             )))
         }
         fn visit_f64<E: de::Error>(self, n: f64) -> Result<u32, E> {

@@ -4,7 +4,7 @@
 //! predicate is reached (when, and what shows it) or not; the run's confirmation follows from
 //! them and the checks' verdict.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use checker::{History, Operation, Status};
@@ -14,7 +14,7 @@ use crate::run_folder::{FaultEvent, Phase};
 // A predicate's outcome and the confirmation live with result.json's other types.
 use crate::faults::kinds::jvm::Firing;
 pub use crate::run_folder::{Confirmation, Reached};
-use crate::scenario::{JvmEvent, OpFilter, OutcomeFilter, Precondition, PredicateKind};
+use crate::scenario::{JvmEvent, NodeRef, OpFilter, OutcomeFilter, Precondition, PredicateKind};
 
 /// When fault steps happened, from faults.jsonl (nanoseconds since the run began).
 #[derive(Debug, Default)]
@@ -26,6 +26,8 @@ pub struct StepTimes {
     undone: BTreeMap<usize, u64>,
     ready: BTreeMap<usize, (u64, bool, String)>,
     labels: BTreeMap<usize, String>,
+    /// The nodes each step acted on: the targets of its apply events that succeeded.
+    targets: BTreeMap<usize, BTreeSet<String>>,
 }
 
 impl StepTimes {
@@ -42,6 +44,10 @@ impl StepTimes {
                 Phase::Apply if f.ok() => {
                     t.applied.entry(step).or_insert(time);
                     t.windows.entry(step).or_default().push((time, u64::MAX));
+                    t.targets
+                        .entry(step)
+                        .or_default()
+                        .extend(f.targets.iter().cloned());
                     t.labels
                         .entry(step)
                         .or_insert_with(|| format!("{} {}", f.action, f.targets.join(", ")));
@@ -348,10 +354,18 @@ fn matches(op: &Operation, f: &OpFilter, e: &Evidence) -> bool {
             return false;
         }
     }
-    if let Some(node) = &f.node {
-        if op.node.as_deref() != Some(node.value.as_str()) {
-            return false;
-        }
+    let node = op.node.as_deref().unwrap_or_default();
+    let node_matches = match f.node.as_ref().map(|n| &n.value) {
+        None => true,
+        Some(NodeRef::Named(name)) => op.node.is_some() && node == name,
+        Some(NodeRef::OfStep(step)) => e
+            .steps
+            .targets
+            .get(&step.value)
+            .is_some_and(|nodes| nodes.contains(node)),
+    };
+    if !node_matches {
+        return false;
     }
     if let Some(regex) = &f.error {
         let text = op.error.clone().unwrap_or_else(|| op.output.to_string());
@@ -388,6 +402,52 @@ fn matches(op: &Operation, f: &OpFilter, e: &Evidence) -> bool {
             .is_none_or(|s| e.steps.during(s.value, op.invoke_time))
 }
 
+/// Why filters that name a step's nodes (`node: { of-step: N }`) can match no operation: step N
+/// never applied, or applied to no node. None when every such step names its nodes.
+fn unresolved(filters: &[&OpFilter], e: &Evidence) -> Option<String> {
+    filters
+        .iter()
+        .find_map(|f| match f.node.as_ref().map(|n| &n.value) {
+            Some(NodeRef::OfStep(step)) => {
+                let n = step.value;
+                match e.steps.targets.get(&n) {
+                    None => Some(format!(
+                        "step {n} never applied, so no node is the one it acted on \
+                     (node: {{ of-step: {n} }})"
+                    )),
+                    Some(nodes) if nodes.is_empty() => Some(format!(
+                        "step {n} applied to no node, so no operation's node is one it acted on \
+                     (node: {{ of-step: {n} }})"
+                    )),
+                    Some(_) => None,
+                }
+            }
+            _ => None,
+        })
+}
+
+/// `; step 1 acted on om2` for each step whose nodes the filters name.
+fn resolved(filters: &[&OpFilter], e: &Evidence) -> String {
+    let mut steps: Vec<usize> = filters
+        .iter()
+        .filter_map(|f| match f.node.as_ref().map(|n| &n.value) {
+            Some(NodeRef::OfStep(step)) => Some(step.value),
+            _ => None,
+        })
+        .collect();
+    steps.dedup();
+    steps
+        .into_iter()
+        .filter_map(|n| {
+            let nodes = e.steps.targets.get(&n)?;
+            Some(format!(
+                "; step {n} acted on {}",
+                nodes.iter().cloned().collect::<Vec<_>>().join(", ")
+            ))
+        })
+        .collect()
+}
+
 fn describe(op: &Operation, e: &Evidence) -> String {
     let answered = match (op.status, op.complete_time) {
         (Status::Info, _) | (_, None) => "no definite answer".to_string(),
@@ -418,6 +478,9 @@ fn history(p: &Precondition, e: &Evidence) -> Outcome {
     let Some(filter) = &p.history else {
         return (None, String::new());
     };
+    if let Some(why) = unresolved(&[filter], e) {
+        return (None, why);
+    }
     let need = filter.at_least.as_ref().map_or(1, |n| n.value) as usize;
     let hits: Vec<&Operation> = e
         .history
@@ -435,8 +498,9 @@ fn history(p: &Precondition, e: &Evidence) -> Outcome {
     (
         at,
         format!(
-            "{} of at least {need} operations matched{first}",
-            hits.len()
+            "{} of at least {need} operations matched{}{first}",
+            hits.len(),
+            resolved(&[filter], e)
         ),
     )
 }
@@ -445,6 +509,9 @@ fn resent(p: &Precondition, e: &Evidence) -> Outcome {
     let Some(r) = &p.resent else {
         return (None, String::new());
     };
+    if let Some(why) = unresolved(&[&r.first, &r.again], e) {
+        return (None, why);
+    }
     let mut calls: BTreeMap<(&str, &str), Vec<&Operation>> = BTreeMap::new();
     for op in &e.history.ops {
         if let (Some(c), Some(k)) = (op.client.as_deref(), op.call.as_deref()) {
@@ -483,8 +550,9 @@ fn resent(p: &Precondition, e: &Evidence) -> Outcome {
     (
         at,
         format!(
-            "{} of at least {need} calls sent again matched{first}",
-            hits.len()
+            "{} of at least {need} calls sent again matched{}{first}",
+            hits.len(),
+            resolved(&[&r.first, &r.again], e)
         ),
     )
 }
@@ -752,6 +820,61 @@ held-elsewhere: { jvm: { step: 1, node: n1 } }
             "{:?}",
             by("held-twice")
         );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// `node: { of-step: N }` is the nodes step N's apply events name in faults.jsonl: step 0
+    /// restarted n1 and n2, step 1 paused n3; step 2 never applied, step 3 applied to none.
+    #[test]
+    fn a_predicate_names_the_nodes_a_step_acted_on() {
+        let dir = run_folder("of-step");
+        let mut faults = std::fs::read_to_string(dir.join("faults.jsonl")).unwrap();
+        faults.push_str(&json_line(40_000_000_000, 3, "heal", "apply", "ok", &[]));
+        faults.push('\n');
+        std::fs::write(dir.join("faults.jsonl"), faults).unwrap();
+        let results = evaluate_yaml(
+            &dir,
+            r#"
+read-by-a-restarted-node: { history: { f: read, node: { of-step: 0 } } }
+read-by-the-paused-node: { history: { f: read, node: { of-step: 1 } } }
+resent-to-a-restarted-node: { resent: { first: { outcome: ok }, again: { node: { of-step: 0 } } } }
+never-applied: { history: { node: { of-step: 2 } } }
+resent-never-applied: { resent: { again: { node: { of-step: 2 } } } }
+applied-to-none: { history: { node: { of-step: 3 } } }
+"#,
+        );
+        assert_eq!(
+            reached(&results),
+            [
+                ("read-by-a-restarted-node", true),
+                ("read-by-the-paused-node", false),
+                ("resent-to-a-restarted-node", true),
+                ("never-applied", false),
+                ("resent-never-applied", false),
+                ("applied-to-none", false),
+            ]
+        );
+        let by = |name: &str| &results.iter().find(|r| r.name == name).unwrap().evidence;
+        assert!(
+            by("read-by-a-restarted-node").starts_with(
+                "1 of at least 1 operations matched; step 0 acted on n1, n2; the first: read k1"
+            ),
+            "{}",
+            by("read-by-a-restarted-node")
+        );
+        assert!(
+            by("read-by-the-paused-node")
+                .starts_with("0 of at least 1 operations matched; step 1 acted on n3"),
+            "{}",
+            by("read-by-the-paused-node")
+        );
+        for name in ["never-applied", "resent-never-applied"] {
+            assert_eq!(
+                by(name),
+                "step 2 never applied, so no node is the one it acted on (node: { of-step: 2 })"
+            );
+        }
+        assert!(by("applied-to-none").starts_with("step 3 applied to no node"));
         let _ = std::fs::remove_dir_all(dir);
     }
 
