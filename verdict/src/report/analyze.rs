@@ -600,15 +600,9 @@ mod tests {
 
     use std::path::PathBuf;
 
-    /// A node's row shows each clock offset as a segment, from the skew to the restore (or to
-    /// the next offset), labelled with the offset.
-    #[test]
-    fn clock_offsets_become_segments_of_the_node_row() {
-        let event = |t: u64, action: &str, offset: &str| FaultEvent {
-            offset: Some(offset.into()),
-            ..FaultEvent::at(t, action.into(), Phase::Apply, "om3".into(), "ok".into())
-        };
-        let run = RunFolder {
+    /// A run folder holding only these fault events and node logs.
+    fn run_of(faults: Vec<FaultEvent>, logs: Vec<super::super::load::NodeLog>) -> RunFolder {
+        RunFolder {
             dir: PathBuf::new(),
             clock: Default::default(),
             result: crate::run_folder::RunResult::new(
@@ -617,17 +611,31 @@ mod tests {
             ),
             scenario: String::new(),
             ops: Vec::new(),
-            faults: vec![
-                event(10, "clock-skew", "+70s"),
-                event(20, "clock-skew", "-30s"),
-                event(30, "restore-clock", "+0s"),
-            ],
-            logs: Vec::new(),
+            faults,
+            logs,
             bad_lines: Vec::new(),
             unread: Vec::new(),
             shrink: None,
             incomplete: Vec::new(),
+        }
+    }
+
+    /// A node's row shows each clock offset as a segment, from the skew to the restore (or to
+    /// the next offset), labelled with the offset.
+    #[test]
+    fn clock_offsets_become_segments_of_the_node_row() {
+        let event = |t: u64, action: &str, offset: &str| FaultEvent {
+            offset: Some(offset.into()),
+            ..FaultEvent::at(t, action.into(), Phase::Apply, "om3".into(), "ok".into())
         };
+        let run = run_of(
+            vec![
+                event(10, "clock-skew", "+70s"),
+                event(20, "clock-skew", "-30s"),
+                event(30, "restore-clock", "+0s"),
+            ],
+            Vec::new(),
+        );
         let (marks, segments) = lifecycle(&run, &["om3".to_string()], 100);
         let seen: Vec<(String, u64, u64)> = segments
             .iter()
@@ -670,25 +678,13 @@ mod tests {
                    [    2.000000] CHAOS-JVM {\"rule\":\"chaos-step-2\",\"event\":\"fired\",\"n\":1,\"thread\":\"rpc\",\"ms\":2}\n\
                    [    2.500000] CHAOS-JVM {\"rule\":\"chaos-step-2\",\"event\":\"fired\",\"n\":2,\"thread\":\"rpc\",\"ms\":3}\n\
                    [    3.000000] CHAOS-JVM {\"rule\":\"chaos-step-1\",\"event\":\"released\",\"n\":2,\"thread\":\"apply\",\"ms\":4,\"held_ms\":2000}\n";
-        let run = RunFolder {
-            dir: PathBuf::new(),
-            clock: Default::default(),
-            result: crate::run_folder::RunResult::new(
-                Default::default(),
-                crate::run_folder::RunVerdict::Ok,
-            ),
-            scenario: String::new(),
-            ops: Vec::new(),
-            faults: Vec::new(),
-            logs: vec![super::super::load::NodeLog {
+        let run = run_of(
+            Vec::new(),
+            vec![super::super::load::NodeLog {
                 node: "om2".into(),
                 lines: crate::run_folder::parse_log(log),
             }],
-            bad_lines: Vec::new(),
-            unread: Vec::new(),
-            shrink: None,
-            incomplete: Vec::new(),
-        };
+        );
         let (marks, segments) = lifecycle(&run, &["om2".to_string()], 10_000_000_000);
         let seen: Vec<(&str, u64, u64)> = segments
             .iter()
