@@ -34,37 +34,39 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-fn porcupine(name: &str) -> PathBuf {
-    let shared = std::env::var_os("CHAOS_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("../shared"));
-    let path = shared.join("histories/porcupine/jepsen").join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: set CHAOS_SHARED_DIR (docs/development.md)",
-        path.display()
-    );
-    path
-}
+/// A Jepsen etcd log of our own, in Porcupine's format: process 1's read on line 9 returns 1
+/// after process 2's write of 2 finished, so the whole log is illegal; without line 9 it
+/// is legal (the read stays open). Kept here so a plain clone needs no shared corpus.
+const STALE_READ_LOG: &str = "\
+INFO  jepsen.util - 0\t:invoke\t:write\t1
+INFO  jepsen.util - 0\t:ok\t:write\t1
+INFO  jepsen.util - 2\t:invoke\t:write\t2
+INFO  jepsen.util - 2\t:ok\t:write\t2
+INFO  jepsen.util - 3\t:invoke\t:read\tnil
+INFO  jepsen.util - 3\t:ok\t:read\t2
+INFO  jepsen.util - 4\t:invoke\t:write\t3
+INFO  jepsen.util - 1\t:invoke\t:read\tnil
+INFO  jepsen.util - 1\t:ok\t:read\t1
+INFO  jepsen.util - 4\t:ok\t:write\t3
+INFO  jepsen.util - 3\t:invoke\t:read\tnil
+INFO  jepsen.util - 3\t:ok\t:read\t3
+";
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// `- 1` made `-1` on line 9 of etcd_000.log: an error naming the file and line, not "ok";
+/// `- 1` made `-1` on line 9 of a Jepsen log: an error naming the file and line, not "ok";
 /// `--lenient` counts and names it and the verdict is unknown (exit 2), never ok.
 #[test]
 fn a_damaged_jepsen_log_line_is_an_error() {
-    let text = std::fs::read_to_string(porcupine("etcd_000.log")).unwrap();
-    let (code, out, _) = run(&[
-        "check",
-        "--model",
-        "cas-register",
-        s(&porcupine("etcd_000.log")),
-    ]);
-    assert_eq!(code, 1, "{out}");
+    let text = STALE_READ_LOG;
     let dir = scratch("damaged");
-    let damaged = dir.join("etcd_000.log");
+    let whole = dir.join("whole.log");
+    std::fs::write(&whole, text).unwrap();
+    let (code, out, _) = run(&["check", "--model", "cas-register", s(&whole)]);
+    assert_eq!(code, 1, "{out}");
+    let damaged = dir.join("stale.log");
     let lines: Vec<String> = text
         .lines()
         .enumerate()
@@ -80,7 +82,7 @@ fn a_damaged_jepsen_log_line_is_an_error() {
     let (code, out, err) = run(&["check", "--model", "cas-register", s(&damaged)]);
     assert_eq!(code, 254, "{out}{err}");
     assert!(
-        err.contains("etcd_000.log: line 9: a jepsen.util line that is no event"),
+        err.contains("stale.log: line 9: a jepsen.util line that is no event"),
         "{err}"
     );
     let (code, out, err) = run(&["check", "--model", "cas-register", "--lenient", s(&damaged)]);
