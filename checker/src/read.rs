@@ -560,8 +560,13 @@ fn parse_edn_line(line: &str, n: usize) -> Result<Option<Event>, ReadError> {
         match k.as_str() {
             "process" => match v {
                 Edn_::Int(i) if i >= 0 => process = Some(i as u64),
-                Edn_::Keyword(_) | Edn_::Symbol(_) | Edn_::Nil => nemesis = true,
-                _ => return Err(ReadError::at(n, ":process must be a non-negative integer")),
+                Edn_::Keyword(name) if is_named_process(&name) => nemesis = true,
+                _ => {
+                    return Err(ReadError::at(
+                        n,
+                        ":process must be a non-negative integer or a name such as :nemesis",
+                    ))
+                }
             },
             "type" => {
                 kind = Some(event_type(&v).ok_or_else(|| {
@@ -609,12 +614,31 @@ fn timed_out_fail(mut ev: Event) -> Event {
     ev
 }
 
-/// Parses `INFO  jepsen.util - 3\t:ok\t:read\t4`. Lines without `jepsen.util - ` are
-/// other log output and skipped; nemesis lines are skipped.
+/// A process that is no client (Jepsen's `:nemesis`): a name that starts with a letter. A
+/// damaged number (`:3`, `nil`) is not one, so its event is refused rather than skipped.
+fn is_named_process(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && !matches!(name, "invoke" | "ok" | "fail" | "info")
+}
+
+/// Whether a line not from `jepsen.util` still holds an event's shape (`3 :ok :read 4`): a
+/// damaged logger name must not make an event vanish.
+fn has_event_shape(line: &str) -> bool {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    words.windows(3).any(|w| {
+        (w[0].bytes().all(|b| b.is_ascii_digit()) || w[0].starts_with(':'))
+            && matches!(w[1], ":invoke" | ":ok" | ":fail" | ":info")
+            && w[2].starts_with(':')
+    })
+}
+
+/// Parses `INFO  jepsen.util - 3\t:ok\t:read\t4`. Lines without `jepsen.util - ` and
+/// without an event's shape are other log output and skipped; nemesis lines are skipped.
 fn parse_log_line(line: &str, n: usize) -> Result<Option<Event>, ReadError> {
     let Some(pos) = line.find("jepsen.util - ") else {
-        // Jepsen's log holds other loggers' lines; a jepsen.util line is an event or damaged.
-        if line.contains("jepsen.util") {
+        // Jepsen's log holds other loggers' lines; a jepsen.util line, or a line shaped as an
+        // event, is an event or damaged.
+        if line.contains("jepsen.util") || has_event_shape(line) {
             return Err(ReadError::at(
                 n,
                 "a jepsen.util line that is no event: expected `jepsen.util - PROCESS<tab>:TYPE<tab>:F<tab>VALUE`",
@@ -626,7 +650,7 @@ fn parse_log_line(line: &str, n: usize) -> Result<Option<Event>, ReadError> {
     let mut fields = rest.trim_start().splitn(2, char::is_whitespace);
     let proc_s = fields.next().unwrap_or("");
     let rest = fields.next().unwrap_or("").trim_start();
-    if proc_s.starts_with(':') {
+    if proc_s.strip_prefix(':').is_some_and(is_named_process) {
         return Ok(None); // :nemesis
     }
     let process: u64 = proc_s
