@@ -62,6 +62,52 @@ fn the_nightly_suite_lints() {
     );
 }
 
+/// `chaos lint` of the master suite (suites/ozone-master.yaml): its comparisons name a source
+/// tree at ../ozone, which a plain clone lacks, so lint says so at the entry's `builds:`; beside a folder shaped as an Ozone source tree (what the nightly job checks out),
+/// the suite, its scenarios and its fix lint through.
+#[test]
+fn the_master_suite_lints_beside_a_source_tree() {
+    let (code, out) = lint(&[repo().join("suites/ozone-master.yaml")]);
+    if !repo().join("ozone/pom.xml").exists() {
+        assert_eq!(code, 254, "{out}");
+        assert!(
+            out.contains("ozone-master.yaml:16:13: scenarios[1].builds: "),
+            "{out}"
+        );
+        assert!(
+            out.contains("/../ozone: no such folder (an Ozone source tree"),
+            "{out}"
+        );
+    }
+    // A copy of the suite in a folder that has what the clone has beside it (scenarios, fixes,
+    // the compose file) and a source tree's skeleton at ../ozone.
+    let root = repo().join("target/lint-master");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(root.join("suites")).unwrap();
+    for part in ["scenarios", "fixes", "docker-compose.yml"] {
+        std::os::unix::fs::symlink(repo().join(part).canonicalize().unwrap(), root.join(part))
+            .unwrap();
+    }
+    for module in ["", "hadoop-ozone/", "hadoop-ozone/dist/", "hadoop-hdds/"] {
+        std::fs::create_dir_all(root.join("ozone").join(module)).unwrap();
+        std::fs::write(
+            root.join("ozone").join(module).join("pom.xml"),
+            "<project><artifactId>ozone-main</artifactId><version>2.3.0-SNAPSHOT</version></project>",
+        )
+        .unwrap();
+    }
+    let suite = root.join("suites/ozone-master.yaml");
+    std::fs::copy(repo().join("suites/ozone-master.yaml"), &suite).unwrap();
+    let work = chaos::suite::load_work(&suite, None).unwrap();
+    assert!(!work.plays.is_empty() && !work.comparisons.is_empty());
+    let (code, out) = lint(std::slice::from_ref(&suite));
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.ends_with(&format!("{}: ok\n", suite.display())),
+        "{out}"
+    );
+}
+
 /// A broken suite is located in the suite's words (`SUITE:line:column: scenarios[i].key: ...`);
 /// a valid one is linted through: every scenario it plays and every comparison, each problem
 /// said, exit 254, and no `ok` for the suite.

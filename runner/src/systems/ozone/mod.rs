@@ -84,8 +84,9 @@ per-OM lookups of `converge`, the transfer-leader, take-snapshot and close-conta
 slow fsync through chaosfs on the OM Ratis log, clock skew in the JVMs, the JVM faults \
 (Byteman: delay, throw, hold, trace, in the OMs), and the log lines of the leader-change, \
 install-snapshot-notified, install-snapshot-finished, om-state-reloaded, snapshot-taken, \
-log-purged and container-closed triggers. Not yet met live: the install-snapshot-in-progress and \
-put-block-failed lines (neither was printed in any run) and chaosfs on the datanodes' \
+log-purged and container-closed triggers; on Ozone master built from source (78d5650c313f), the \
+JVM faults in the datanodes and the put-block-failed line. Not yet met live: the \
+install-snapshot-in-progress line (never printed in any run) and chaosfs on the datanodes' \
 directories.";
 
 pub const INFO: SystemInfo = SystemInfo {
