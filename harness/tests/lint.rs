@@ -63,8 +63,9 @@ fn the_nightly_suite_lints() {
 }
 
 /// `chaos lint` of the master suite (suites/ozone-master.yaml): its comparisons name a source
-/// tree at ../ozone, which a plain clone lacks, so lint says so at the entry's `builds:`; beside a folder shaped as an Ozone source tree (what the nightly job checks out),
-/// the suite, its scenarios and its fix lint through.
+/// tree at ../ozone, which a plain clone lacks, so lint says so at the entry's `builds:`;
+/// beside a folder shaped as an Ozone source tree (what the nightly job checks out), the
+/// suite, its scenarios and its fix lint through.
 #[test]
 fn the_master_suite_lints_beside_a_source_tree() {
     let (code, out) = lint(&[repo().join("suites/ozone-master.yaml")]);
