@@ -250,6 +250,15 @@ fn broken_scenarios_are_located_and_rejected() {
             "armed-after-a-later-step.yaml",
             "13:18: faults[0].armed-after: `armed-after:` names an earlier step, and this is the first",
         ),
+        // `on: { jvm }` names a step that loads a rule chaos wrote; `on:` is one trigger.
+        (
+            "on-jvm-of-a-pause.yaml",
+            "16:24: faults[1].on.jvm.step: step 0 is not an earlier step that loads a jvm-delay, jvm-throw, jvm-hold or jvm-trace rule",
+        ),
+        (
+            "on-log-and-jvm.yaml",
+            "16:5: faults[1].on: `on:` needs one of `log:` and `jvm:`",
+        ),
         (
             "s3-workload-without-s3.yaml",
             "2:9: s3: system `ozone` needs an `s3:` section for this workload",

@@ -414,8 +414,26 @@ fn jvm_faults_trace_delay_throw_and_hold_inside_the_oms() {
         "{:?}",
         released[0]
     );
-    // faults.jsonl keeps each rule's text with its step.
+    // Step 6 fired on om2's held line: om3's trace began no earlier, and om3 applied on.
+    let om3 = firings(&run, "om3");
+    let traced_on_om3 = om3
+        .iter()
+        .filter(|f| f["rule"] == "chaos-step-6" && f["event"] == "fired")
+        .count();
+    assert!(traced_on_om3 >= 3, "{om3:?}");
     let faults = read_faults(&run);
+    let trace_on_om3 = faults
+        .iter()
+        .find(|f| f.step == Some(6) && f.ok())
+        .unwrap_or_else(|| panic!("step 6 never applied: {faults:?}"));
+    assert!(
+        trace_on_om3
+            .trigger
+            .as_deref()
+            .is_some_and(|by| by.contains("om2: ") && by.contains("\"event\":\"held\"")),
+        "{trace_on_om3:?}"
+    );
+    // faults.jsonl keeps each rule's text with its step.
     let hold = first_applied(&faults, "jvm-hold");
     let text = hold.detail.as_ref().unwrap()["rule"].as_str().unwrap();
     assert!(

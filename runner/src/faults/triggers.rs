@@ -1,15 +1,16 @@
 //! What a fault step waits for before it fires: a time, a count of completed operations, a
-//! log line, a probed role, or a node falling behind.
+//! log line, a JVM fault's rule firing, a probed role, or a node falling behind.
 
 use std::time::{Duration, Instant};
 
 use regex::Regex;
 use tokio::sync::broadcast;
 
+use super::kinds::jvm::Firing as JvmFiring;
 use super::FaultEngine;
 use crate::cluster::LogLine;
 use crate::scenario::plan::{Firing, StepPlan};
-use crate::scenario::{FaultStep, Role};
+use crate::scenario::{FaultStep, JvmEvent, Role};
 use crate::systems;
 
 pub(super) enum Trigger {
@@ -18,6 +19,12 @@ pub(super) enum Trigger {
     Log {
         node: Option<String>,
         regex: Regex,
+    },
+    /// A JVM fault step's rule fired (chaos's helper's `CHAOS-JVM` line).
+    Jvm {
+        node: Option<String>,
+        step: usize,
+        event: Option<JvmEvent>,
     },
     Probe {
         node: Option<String>,
@@ -34,12 +41,17 @@ impl Trigger {
     pub(super) fn from_step(step: &FaultStep) -> Trigger {
         if let Some(after) = &step.after {
             Trigger::Ops(after.ops)
-        } else if let Some(on) = &step.on {
+        } else if let Some(jvm) = step.on.as_ref().and_then(|on| on.jvm.as_ref()) {
+            Trigger::Jvm {
+                node: jvm.node.as_ref().map(|n| n.value.clone()),
+                step: jvm.step.value,
+                event: jvm.event,
+            }
+        } else if let Some(log) = step.on.as_ref().and_then(|on| on.log.as_ref()) {
             Trigger::Log {
-                node: on.log.node.as_ref().map(|n| n.value.clone()),
+                node: log.node.as_ref().map(|n| n.value.clone()),
                 // Validated when the scenario was loaded.
-                regex: Regex::new(&on.log.regex.value)
-                    .unwrap_or_else(|_| Regex::new("$^").unwrap()),
+                regex: Regex::new(&log.regex.value).unwrap_or_else(|_| Regex::new("$^").unwrap()),
             }
         } else if let Some(when) = &step.when {
             let node = when.node.as_ref().map(|n| n.value.clone());
@@ -82,6 +94,26 @@ impl Trigger {
                     Ok(line) => {
                         let node_matches = node.as_ref().is_none_or(|n| *n == line.node);
                         if node_matches && regex.is_match(&line.text) {
+                            break format!("{} ({}: {})", step.trigger, line.node, line.text);
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(_) => return None,
+                }
+            },
+            Trigger::Jvm {
+                node,
+                step: k,
+                event,
+            } => loop {
+                match logs.recv().await {
+                    Ok(line) => {
+                        let node_matches = node.as_ref().is_none_or(|n| *n == line.node);
+                        let fired = JvmFiring::parse(&line.text).filter(|f| {
+                            f.step() == Some(*k)
+                                && event.map_or(f.event.is_firing(), |e| e == f.event)
+                        });
+                        if node_matches && fired.is_some() {
                             break format!("{} ({}: {})", step.trigger, line.node, line.text);
                         }
                     }

@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use super::{Action, FaultStep, PartitionMode, Scenario, Target};
+use super::{Action, FaultStep, PartitionMode, Scenario, Spanned, Target};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
@@ -166,16 +166,23 @@ fn firings(
     } else if let Some(after) = &step.after {
         once(rng, format!("after {} ops", after.ops), None)
     } else if let Some(on) = &step.on {
-        let node = on
-            .log
-            .node
-            .as_ref()
-            .map_or("any node", |n| n.value.as_str());
-        once(
-            rng,
-            format!("on log of {node} /{}/", on.log.regex.value),
-            None,
-        )
+        let node = |n: &Option<Spanned<String>>| {
+            n.as_ref()
+                .map_or("any node".to_string(), |n| n.value.clone())
+        };
+        let trigger = match (&on.log, &on.jvm) {
+            (Some(log), _) => format!("on log of {} /{}/", node(&log.node), log.regex.value),
+            (None, Some(jvm)) => format!(
+                "on step {}'s rule {} in {}",
+                jvm.step.value,
+                jvm.event
+                    .map_or("firing".to_string(), |e| format!("{e:?}").to_lowercase()),
+                node(&jvm.node)
+            ),
+            // Validated: one of log and jvm.
+            (None, None) => "on nothing".to_string(),
+        };
+        once(rng, trigger, None)
     } else if let Some(when) = &step.when {
         let node = when.node.as_ref().map_or("any node", |n| n.value.as_str());
         let trigger = match (when.role, when.behind) {

@@ -151,10 +151,25 @@ pub struct LogTrigger {
     pub regex: Spanned<String>,
 }
 
+/// A JVM fault's rule reached its place on a node (`{ step: 0, event: held }`): the first
+/// such `CHAOS-JVM` line of chaos's Byteman helper, so a scenario need not spell its format.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JvmTrigger {
+    /// The earlier step whose rule fired.
+    pub step: Spanned<usize>,
+    /// Which event counts (any firing when left out: delayed, threw, held, fired).
+    pub event: Option<super::JvmEvent>,
+    /// The node whose JVM it fired in; any node when absent.
+    pub node: Option<Spanned<String>>,
+}
+
+/// One of `log:` (a line matching a regex) and `jvm:` (a JVM fault's rule fired).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OnSpec {
-    pub log: LogTrigger,
+    pub log: Option<LogTrigger>,
+    pub jvm: Option<JvmTrigger>,
 }
 
 /// A probe that fires when a node takes a role (`{ node: etcd2, role: leader }`), or falls more

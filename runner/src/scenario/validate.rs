@@ -421,20 +421,53 @@ fn validate_fault_step(
     step.action_settings(problems);
     step.targets(problems);
     unload_names_a_rule(i, step.s, spec, problems);
+    jvm_trigger_names_a_rule(i, step.s, spec, problems);
 }
 
 /// `jvm-unload` with `jvm.step: K`: K is an earlier step that loads a rule chaos wrote (a raw
 /// `jvm-rule` names its rules itself; a step of its own unloads every rule).
+/// `on: { jvm: { step: K } }`: K is an earlier step that loads a rule chaos wrote, whose
+/// firings carry K in their rule's name.
+fn jvm_trigger_names_a_rule(i: usize, s: &FaultStep, spec: &Scenario, problems: &mut Problems) {
+    let Some(jvm) = s.on.as_ref().and_then(|on| on.jvm.as_ref()) else {
+        return;
+    };
+    let k = jvm.step.value;
+    if !(k < i
+        && spec.faults[k]
+            .value
+            .actions
+            .0
+            .iter()
+            .any(writes_its_own_rule))
+    {
+        problems.at(
+            &jvm.step.referenced,
+            format!("faults[{i}].on.jvm.step"),
+            format!("step {k} is not an earlier step that loads a jvm-delay, jvm-throw, jvm-hold or jvm-trace rule"),
+        );
+    }
+}
+
+/// A JVM fault whose rule chaos writes and names after its step (a raw `jvm-rule` names its
+/// rules itself).
+fn writes_its_own_rule(a: &Action) -> bool {
+    a.fault().mechanism() == Mechanism::Jvm && a.undo().is_some() && a.name() != "jvm-rule"
+}
+
 fn unload_names_a_rule(i: usize, s: &FaultStep, spec: &Scenario, problems: &mut Problems) {
     let Some(jvm) = &s.jvm else { return };
     let Some(k) = jvm.value.step else { return };
     if !s.actions.0.iter().any(|a| a.name() == "jvm-unload") {
         return;
     }
-    let writes_its_rule = |a: &Action| {
-        a.fault().mechanism() == Mechanism::Jvm && a.undo().is_some() && a.name() != "jvm-rule"
-    };
-    let fine = k < i && spec.faults[k].value.actions.0.iter().any(writes_its_rule);
+    let fine = k < i
+        && spec.faults[k]
+            .value
+            .actions
+            .0
+            .iter()
+            .any(writes_its_own_rule);
     if !fine {
         problems.at(
             &jvm.referenced,
@@ -651,10 +684,20 @@ impl StepUnderCheck<'_> {
             }
         }
         if let Some(on) = &s.on {
-            if let Some(node) = &on.log.node {
-                self.check_node(problems, &node.referenced, "on.log.node", &node.value);
+            if on.log.is_some() == on.jvm.is_some() {
+                self.problem(problems, "on", "`on:` needs one of `log:` and `jvm:`");
             }
-            self.check_regex(problems, &on.log.regex, "on.log.regex");
+            if let Some(log) = &on.log {
+                if let Some(node) = &log.node {
+                    self.check_node(problems, &node.referenced, "on.log.node", &node.value);
+                }
+                self.check_regex(problems, &log.regex, "on.log.regex");
+            }
+            if let Some(jvm) = &on.jvm {
+                if let Some(node) = &jvm.node {
+                    self.check_node(problems, &node.referenced, "on.jvm.node", &node.value);
+                }
+            }
         }
         if let Some(when) = &s.when {
             if let Some(node) = &when.node {
