@@ -638,6 +638,10 @@ fn broken_preconditions_are_located_and_rejected() {
             "16:13: reached.answered.history.node.of-step: names fault step 7; the steps are 0 to 0 (steps count from 0)",
         ),
         (
+            "reached-probe-of-step-unknown.yaml",
+            "16:11: reached.behind.probe.node.of-step: names fault step 7; the steps are 0 to 0 (steps count from 0)",
+        ),
+        (
             "reached-of-step-misspelt.yaml",
             "16:42: reached.answered.resent.again.node.step: unknown field `step`, expected one of of-step",
         ),

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::faults::FaultEngine;
 use crate::run_folder::{Observed, ObservedLog};
-use crate::scenario::{Precondition, ProbePredicate};
+use crate::scenario::{NodeRef, Precondition, ProbePredicate};
 use crate::systems::{self, SystemAdapter};
 
 /// One task per live predicate; they end when `stop` is cancelled (after the final phase).
@@ -52,8 +52,19 @@ async fn watch(name: &str, p: &Precondition, engine: &FaultEngine, out: &Observe
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
+    // The nodes it watches: the one named, or those step N acted on, once it has.
+    let nodes: Option<Vec<String>> = match probe.node.as_ref().map(|n| &n.value) {
+        None => None,
+        Some(NodeRef::Named(name)) => Some(vec![name.clone()]),
+        Some(NodeRef::OfStep(step)) => loop {
+            if let Some(nodes) = engine.targets_of(step.value) {
+                break Some(nodes);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        },
+    };
     loop {
-        if let Some(evidence) = probe_once(engine.adapter.as_ref(), probe).await {
+        if let Some(evidence) = probe_once(engine.adapter.as_ref(), probe, nodes.as_deref()).await {
             record(true, evidence);
             return;
         }
@@ -150,28 +161,36 @@ pub async fn check_build_of(
     Ok(lacking)
 }
 
-/// One look: what shows the probe holds now, or None.
-pub async fn probe_once(adapter: &dyn SystemAdapter, probe: &ProbePredicate) -> Option<String> {
-    let wanted = |n: &str| probe.node.as_ref().is_none_or(|w| w.value == n);
+/// One look at `nodes` (every node when None): what shows the probe holds now, or None.
+pub async fn probe_once(
+    adapter: &dyn SystemAdapter,
+    probe: &ProbePredicate,
+    nodes: Option<&[String]>,
+) -> Option<String> {
+    let each: Vec<Option<&str>> = match nodes {
+        None => vec![None],
+        Some(nodes) => nodes.iter().map(|n| Some(n.as_str())).collect(),
+    };
     if let Some(role) = probe.role {
-        return systems::role_holder(adapter, role, probe.node.as_ref().map(|n| n.value.as_str()))
-            .await
-            .map(|n| format!("{n} is the {}", format!("{role:?}").to_lowercase()));
+        for node in each {
+            if let Some(n) = systems::role_holder(adapter, role, node).await {
+                return Some(format!("{n} is the {}", format!("{role:?}").to_lowercase()));
+            }
+        }
+        return None;
     }
     if let Some(by) = probe.behind {
-        return systems::behind_by(adapter, probe.node.as_ref().map(|n| n.value.as_str()), by)
-            .await
-            .map(|(n, at, top)| format!("{n} at applied index {at}, the highest {top}"));
+        for node in each {
+            if let Some((n, at, top)) = systems::behind_by(adapter, node, by).await {
+                return Some(format!("{n} at applied index {at}, the highest {top}"));
+            }
+        }
+        return None;
     }
     let (metric, above) = (probe.metric.as_ref()?, probe.above?);
-    let nodes: Vec<String> = match &probe.node {
-        Some(n) => vec![n.value.clone()],
-        None => adapter
-            .roles()
-            .await
-            .into_keys()
-            .filter(|n| wanted(n))
-            .collect(),
+    let nodes: Vec<String> = match nodes {
+        Some(nodes) => nodes.to_vec(),
+        None => adapter.roles().await.into_keys().collect(),
     };
     for node in nodes {
         if let Some(v) = adapter.metric(&node, &metric.value).await {

@@ -50,6 +50,9 @@ pub struct EngineState {
     fired: BTreeSet<usize>,
     /// Steps whose every firing has played out (what `armed-after:` waits for).
     over: BTreeSet<usize>,
+    /// The nodes each step acted on: the targets of its applies that succeeded (what
+    /// `node: { of-step: N }` names).
+    targets: BTreeMap<usize, BTreeSet<String>>,
     /// The exits of nodes recorded so far (node, when Docker saw it end).
     exits_seen: BTreeSet<(String, String)>,
     /// The first step a node refused in a way that means the scenario cannot be played as
@@ -102,6 +105,12 @@ impl FaultEngine {
     /// node's JVM does not have), in words: the run then ends 255 naming it.
     pub fn refused(&self) -> Option<String> {
         self.state().refused.clone()
+    }
+
+    /// The nodes step `step` acted on so far; None until one of its applies succeeded.
+    pub fn targets_of(&self, step: usize) -> Option<Vec<String>> {
+        let state = self.state();
+        Some(state.targets.get(&step)?.iter().cloned().collect())
     }
 
     /// Steps that fired at least once.
@@ -421,6 +430,11 @@ impl FaultEngine {
     }
 
     pub fn record(&self, event: FaultEvent) {
+        if let (Some(step), Phase::Apply, true) = (event.step, &event.phase, event.ok()) {
+            let mut state = self.state();
+            let nodes = state.targets.entry(step).or_default();
+            nodes.extend(event.targets.iter().cloned());
+        }
         tracing::info!(
             "fault {} {} {:?}: {}",
             event.phase,

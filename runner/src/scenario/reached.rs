@@ -52,7 +52,8 @@ pub struct JvmPredicate {
     pub step: Spanned<usize>,
     /// Which event of the rule counts (any firing when left out: delayed, threw, held, fired).
     pub event: Option<JvmEvent>,
-    pub node: Option<Spanned<String>>,
+    /// A name, or `{ of-step: N }`: any node fault step N acted on.
+    pub node: Option<Spanned<NodeRef>>,
     /// How many such events (1 when left out).
     #[serde(default = "one")]
     pub at_least: u64,
@@ -86,7 +87,8 @@ impl JvmEvent {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct LogPredicate {
-    pub node: Option<Spanned<String>>,
+    /// A name, or `{ of-step: N }`: any node fault step N acted on.
+    pub node: Option<Spanned<NodeRef>>,
     pub regex: Spanned<String>,
     pub after_step: Option<Spanned<usize>>,
 }
@@ -94,7 +96,8 @@ pub struct LogPredicate {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ProbePredicate {
-    pub node: Option<Spanned<String>>,
+    /// A name, or `{ of-step: N }`: any node fault step N acted on, once it has.
+    pub node: Option<Spanned<NodeRef>>,
     /// The node (or some node) holds this role.
     pub role: Option<Role>,
     /// The node (or some node) is more than this many entries behind the highest applied index.
@@ -141,6 +144,16 @@ pub struct OpFilter {
 pub enum NodeRef {
     Named(String),
     OfStep(Spanned<usize>),
+}
+
+/// How a sentence names it: `om2`, or `the nodes step 3 acted on`.
+impl fmt::Display for NodeRef {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            NodeRef::Named(name) => f.write_str(name),
+            NodeRef::OfStep(step) => write!(f, "the nodes step {} acted on", step.value),
+        }
+    }
 }
 
 /// `node: { of-step: N }` as written.
@@ -356,10 +369,19 @@ impl Precondition {
         out
     }
 
-    /// The nodes its operation filters name (`history:`, `resent:`), with their key paths
-    /// below the predicate.
+    /// The nodes it names (`log:`, `probe:`, `jvm:`, and the operation filters of `history:`
+    /// and `resent:`), with their key paths below the predicate.
     pub fn node_refs(&self) -> Vec<(&'static str, &Spanned<NodeRef>)> {
         let mut out = Vec::new();
+        if let Some(n) = self.log.as_ref().and_then(|l| l.node.as_ref()) {
+            out.push(("log.node", n));
+        }
+        if let Some(n) = self.probe.as_ref().and_then(|p| p.node.as_ref()) {
+            out.push(("probe.node", n));
+        }
+        if let Some(n) = self.jvm.as_ref().and_then(|j| j.node.as_ref()) {
+            out.push(("jvm.node", n));
+        }
         if let Some(n) = self.history.as_ref().and_then(|h| h.node.as_ref()) {
             out.push(("history.node", n));
         }

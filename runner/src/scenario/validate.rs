@@ -187,19 +187,9 @@ fn validate_precondition(
             problem(sub, e);
         }
     }
-    let mut nodes: Vec<(&str, &Spanned<String>)> = Vec::new();
     let mut named: Vec<(&str, &String)> = Vec::new();
-    if let Some(n) = pre.log.as_ref().and_then(|l| l.node.as_ref()) {
-        nodes.push(("log.node", n));
-    }
-    if let Some(n) = pre.probe.as_ref().and_then(|p| p.node.as_ref()) {
-        nodes.push(("probe.node", n));
-    }
     if let Some(c) = &pre.config {
-        nodes.push(("config.node", &c.node));
-    }
-    if let Some(n) = pre.jvm.as_ref().and_then(|j| j.node.as_ref()) {
-        nodes.push(("jvm.node", n));
+        named.push(("config.node", &c.node.value));
     }
     if let Some(step) = pre.jvm.as_ref().and_then(|j| spec.faults.get(j.step.value)) {
         let loads = |a: &Action| a.fault().mechanism() == Mechanism::Jvm && a.undo().is_some();
@@ -219,8 +209,7 @@ fn validate_precondition(
             NodeRef::OfStep(_) => {}
         }
     }
-    let nodes = nodes.iter().map(|(sub, n)| (*sub, &n.value));
-    for (sub, node) in nodes.chain(named) {
+    for (sub, node) in named {
         if !facts.nodes.is_empty() && !facts.nodes.contains(node) {
             problem(sub, no_such_node(node, facts.nodes));
         }

@@ -196,12 +196,12 @@ fn log(p: &Precondition, e: &Evidence) -> Outcome {
         },
         None => None,
     };
-    let nodes: Vec<String> = match &log.node {
-        Some(n) => vec![n.value.clone()],
-        None => log_nodes(e.run_dir),
+    let nodes = match logs_of(&log.node, e) {
+        Ok(nodes) => nodes,
+        Err(why) => return (None, why),
     };
     let mut first: Option<(u64, String, String)> = None;
-    for node in nodes {
+    for node in &nodes {
         let text = crate::run_folder::read_optional(e.run_dir, &format!("logs/{node}.log"))
             .unwrap_or_default();
         for line in crate::run_folder::parse_log(&text) {
@@ -226,12 +226,7 @@ fn log(p: &Precondition, e: &Evidence) -> Outcome {
             None,
             format!(
                 "no line of {} matched /{}/{}",
-                log.node
-                    .as_ref()
-                    .map_or("any node's log".to_string(), |n| format!(
-                        "{}'s log",
-                        n.value
-                    )),
+                whose_logs(&log.node, &nodes),
                 log.regex.value,
                 log.after_step
                     .as_ref()
@@ -249,13 +244,13 @@ fn jvm(p: &Precondition, e: &Evidence) -> Outcome {
         return (None, String::new());
     };
     let step = want.step.value;
-    let nodes: Vec<String> = match &want.node {
-        Some(n) => vec![n.value.clone()],
-        None => log_nodes(e.run_dir),
+    let nodes = match logs_of(&want.node, e) {
+        Ok(nodes) => nodes,
+        Err(why) => return (None, why),
     };
     let counts = |event: JvmEvent| want.event.map_or(event.is_firing(), |w| w == event);
     let mut seen: Vec<(u64, String, Firing)> = Vec::new();
-    for node in nodes {
+    for node in &nodes {
         let text = crate::run_folder::read_optional(e.run_dir, &format!("logs/{node}.log"))
             .unwrap_or_default();
         for line in crate::run_folder::parse_log(&text) {
@@ -294,13 +289,41 @@ fn jvm(p: &Precondition, e: &Evidence) -> Outcome {
             format!(
                 "step {step}'s rule {what} {} time(s) in {}, fewer than {wanted}",
                 seen.len(),
-                want.node
-                    .as_ref()
-                    .map_or("any node's log".to_string(), |n| format!(
-                        "{}'s log",
-                        n.value
-                    )),
+                whose_logs(&want.node, &nodes),
             ),
+        ),
+    }
+}
+
+/// The nodes whose logs a `log:` or `jvm:` predicate reads: the one named, those a step acted
+/// on (`{ of-step: N }`), or every node with a log; why none, when the step never acted.
+fn logs_of(
+    node: &Option<serde_saphyr::Spanned<NodeRef>>,
+    e: &Evidence,
+) -> Result<Vec<String>, String> {
+    match node.as_ref().map(|n| &n.value) {
+        None => Ok(log_nodes(e.run_dir)),
+        Some(NodeRef::Named(name)) => Ok(vec![name.clone()]),
+        Some(NodeRef::OfStep(step)) => match e.steps.targets.get(&step.value) {
+            Some(nodes) if !nodes.is_empty() => Ok(nodes.iter().cloned().collect()),
+            _ => Err(format!(
+                "step {n} never applied to a node, so no log is of a node it acted on \
+                 (node: {{ of-step: {n} }})",
+                n = step.value
+            )),
+        },
+    }
+}
+
+/// `om2's log`, `the logs of om1, om3 (step 2 acted on them)`, or `any node's log`.
+fn whose_logs(node: &Option<serde_saphyr::Spanned<NodeRef>>, nodes: &[String]) -> String {
+    match node.as_ref().map(|n| &n.value) {
+        None => "any node's log".into(),
+        Some(NodeRef::Named(name)) => format!("{name}'s log"),
+        Some(NodeRef::OfStep(step)) => format!(
+            "the logs of {} (step {} acted on them)",
+            nodes.join(", "),
+            step.value
         ),
     }
 }
@@ -875,6 +898,46 @@ applied-to-none: { history: { node: { of-step: 3 } } }
             );
         }
         assert!(by("applied-to-none").starts_with("step 3 applied to no node"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// `log:` and `jvm:` read the logs of the nodes a step acted on: step 1 paused n3, whose
+    /// log has the lines; step 0 restarted n1 and n2, which have none; step 2 never applied.
+    #[test]
+    fn log_and_jvm_predicates_read_the_logs_of_a_steps_nodes() {
+        let dir = run_folder("of-step-logs");
+        let results = evaluate_yaml(
+            &dir,
+            r#"
+line-of-the-paused-node: { log: { regex: "install snapshot notification", node: { of-step: 1 } } }
+held-on-the-paused-node: { jvm: { step: 1, event: held, node: { of-step: 1 } } }
+line-of-a-restarted-node: { log: { regex: "install snapshot", node: { of-step: 0 } } }
+line-of-a-step-never-applied: { log: { regex: "snapshot", node: { of-step: 2 } } }
+"#,
+        );
+        assert_eq!(
+            reached(&results),
+            [
+                ("line-of-the-paused-node", true),
+                ("held-on-the-paused-node", true),
+                ("line-of-a-restarted-node", false),
+                ("line-of-a-step-never-applied", false),
+            ]
+        );
+        let by = |name: &str| &results.iter().find(|r| r.name == name).unwrap().evidence;
+        assert!(by("line-of-the-paused-node").starts_with("n3 at 23.2 s: Received install"));
+        assert!(by("held-on-the-paused-node").contains("on n3"));
+        assert!(
+            by("line-of-a-restarted-node").starts_with(
+                "no line of the logs of n1, n2 (step 0 acted on them) matched /install snapshot/"
+            ),
+            "{}",
+            by("line-of-a-restarted-node")
+        );
+        assert_eq!(
+            by("line-of-a-step-never-applied"),
+            "step 2 never applied to a node, so no log is of a node it acted on (node: { of-step: 2 })"
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 
