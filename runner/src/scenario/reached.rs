@@ -146,16 +146,6 @@ pub enum NodeRef {
     OfStep(Spanned<usize>),
 }
 
-/// How a sentence names it: `om2`, or `the nodes step 3 acted on`.
-impl fmt::Display for NodeRef {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self {
-            NodeRef::Named(name) => f.write_str(name),
-            NodeRef::OfStep(step) => write!(f, "the nodes step {} acted on", step.value),
-        }
-    }
-}
-
 /// `node: { of-step: N }` as written.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
