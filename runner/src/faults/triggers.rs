@@ -89,38 +89,22 @@ impl Trigger {
                 let _ = completed.wait_for(|c| *c >= *n).await;
                 step.trigger.clone()
             }
-            Trigger::Log { node, regex } => loop {
-                match logs.recv().await {
-                    Ok(line) => {
-                        let node_matches = node.as_ref().is_none_or(|n| *n == line.node);
-                        if node_matches && regex.is_match(&line.text) {
-                            break format!("{} ({}: {})", step.trigger, line.node, line.text);
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(_) => return None,
-                }
-            },
+            Trigger::Log { node, regex } => {
+                let line = first_line(logs, node, |text| regex.is_match(text)).await?;
+                format!("{} ({}: {})", step.trigger, line.node, line.text)
+            }
             Trigger::Jvm {
                 node,
                 step: k,
                 event,
-            } => loop {
-                match logs.recv().await {
-                    Ok(line) => {
-                        let node_matches = node.as_ref().is_none_or(|n| *n == line.node);
-                        let fired = JvmFiring::parse(&line.text).filter(|f| {
-                            f.step() == Some(*k)
-                                && event.map_or(f.event.is_firing(), |e| e == f.event)
-                        });
-                        if node_matches && fired.is_some() {
-                            break format!("{} ({}: {})", step.trigger, line.node, line.text);
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(_) => return None,
-                }
-            },
+            } => {
+                let fired = |text: &str| {
+                    JvmFiring::parse(text)
+                        .is_some_and(|f| f.step() == Some(*k) && f.event.counts_as(*event))
+                };
+                let line = first_line(logs, node, fired).await?;
+                format!("{} ({}: {})", step.trigger, line.node, line.text)
+            }
             Trigger::Probe { node, role } => loop {
                 let adapter = engine.adapter.as_ref();
                 if let Some(n) = systems::role_holder(adapter, *role, node.as_deref()).await {
@@ -137,5 +121,23 @@ impl Trigger {
             },
         };
         Some(fired_by)
+    }
+}
+
+/// The first line of `node`'s log (any node's when None) whose text matches; None when the
+/// logs ended first.
+async fn first_line(
+    logs: &mut broadcast::Receiver<LogLine>,
+    node: &Option<String>,
+    matches: impl Fn(&str) -> bool,
+) -> Option<LogLine> {
+    loop {
+        match logs.recv().await {
+            Ok(line) if node.as_ref().is_none_or(|n| *n == line.node) && matches(&line.text) => {
+                return Some(line)
+            }
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(_) => return None,
+        }
     }
 }

@@ -82,6 +82,12 @@ impl JvmEvent {
     pub fn is_firing(self) -> bool {
         matches!(self, Self::Delayed | Self::Threw | Self::Held | Self::Fired)
     }
+
+    /// Whether this event counts for a predicate or trigger that asks for `wanted` (any
+    /// firing when None).
+    pub fn counts_as(self, wanted: Option<JvmEvent>) -> bool {
+        wanted.map_or(self.is_firing(), |w| w == self)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

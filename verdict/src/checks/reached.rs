@@ -14,7 +14,7 @@ use crate::run_folder::{FaultEvent, Phase};
 // A predicate's outcome and the confirmation live with result.json's other types.
 use crate::faults::kinds::jvm::Firing;
 pub use crate::run_folder::{Confirmation, Reached};
-use crate::scenario::{JvmEvent, NodeRef, OpFilter, OutcomeFilter, Precondition, PredicateKind};
+use crate::scenario::{NodeRef, OpFilter, OutcomeFilter, Precondition, PredicateKind};
 
 /// When fault steps happened, from faults.jsonl (nanoseconds since the run began).
 #[derive(Debug, Default)]
@@ -248,7 +248,6 @@ fn jvm(p: &Precondition, e: &Evidence) -> Outcome {
         Ok(nodes) => nodes,
         Err(why) => return (None, why),
     };
-    let counts = |event: JvmEvent| want.event.map_or(event.is_firing(), |w| w == event);
     let mut seen: Vec<(u64, String, Firing)> = Vec::new();
     for node in &nodes {
         let text = crate::run_folder::read_optional(e.run_dir, &format!("logs/{node}.log"))
@@ -257,7 +256,7 @@ fn jvm(p: &Precondition, e: &Evidence) -> Outcome {
             let (Some(t), Some(firing)) = (line.time, Firing::parse(&line.text)) else {
                 continue;
             };
-            if firing.step() == Some(step) && counts(firing.event) {
+            if firing.step() == Some(step) && firing.event.counts_as(want.event) {
                 seen.push(((t * 1e9) as u64, node.clone(), firing));
             }
         }
