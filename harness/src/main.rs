@@ -155,21 +155,34 @@ struct RunArgs {
 
 #[derive(clap::Args)]
 struct CompareArgs {
-    scenario: PathBuf,
+    #[arg(required_unless_present = "merge")]
+    scenario: Option<PathBuf>,
     /// A build, twice: A (expected to show the bug), then B (expected to fix it). A release
     /// `2.2.0`, `2.2.0+fixes/X.patch[+more.patch]`, `2.2.0+ratis=3.3.0[+fixes/X.patch]` (Apache
     /// Ratis swapped for that version), `dist:PATH`, `src:DIR[+fixes/X.patch]`
     /// (an Ozone source tree built here with Maven), `image:TAG`, or
     /// `set:KEY=VALUE` (the scenario's cluster.environment, every node; any system).
-    #[arg(long = "build", required_unless_present = "versions")]
+    #[arg(long = "build", required_unless_present_any = ["versions", "merge"])]
     builds: Vec<String>,
     /// Instead of --build: which of these releases the bug affects (`2.0.0,2.2.0,2.2.1`), each
     /// played on the same seeds; ends with affected / not affected / undecided per release.
     #[arg(long, value_delimiter = ',', conflicts_with = "builds")]
     versions: Vec<String>,
-    /// `1..10` (both ends), `7`, or `1,4,9`.
+    /// `1..10` (both ends), `7`, or `1,4,9`. Played in this order, and only until more seeds
+    /// cannot change the conclusion (docs/confirming-a-fix.md, when a comparison stops).
+    #[arg(long, required_unless_present = "merge")]
+    seeds: Option<chaos::suite::SeedRange>,
+    /// Play every seed, though the conclusion was decided before.
     #[arg(long)]
-    seeds: chaos::suite::SeedRange,
+    all_seeds: bool,
+    /// Play only the i-th of n deterministic shares of the (seed, build) pairs (like 1/2),
+    /// every one of them, into a share's folder for --merge.
+    #[arg(long, conflicts_with = "merge")]
+    shard: Option<chaos::suite::Shard>,
+    /// Join the folders of every share of one comparison (--shard) into one comparison, its
+    /// page and its conclusion.
+    #[arg(long, num_args = 1.., value_name = "DIR", conflicts_with_all = ["scenario", "builds", "versions", "seeds", "all_seeds"])]
+    merge: Vec<PathBuf>,
     /// Reports folder: the comparison goes to OUT/compare/<scenario>/<UTC time>/.
     #[arg(long, default_value = "reports")]
     out: PathBuf,
@@ -362,15 +375,27 @@ async fn dispatch(cli: Cli) -> i32 {
                 eprintln!("error: {e}");
                 return e.exit_code();
             }
+            if !args.merge.is_empty() {
+                let merged = chaos::compare::merge(&args.merge, &args.out);
+                return merged.map_or_else(
+                    |e| {
+                        eprintln!("error: {e}");
+                        e.exit_code()
+                    },
+                    |c| c.exit_code,
+                );
+            }
             let options = chaos::compare::CompareOptions {
-                scenario: args.scenario,
+                scenario: args.scenario.unwrap_or_default(),
                 survey: !args.versions.is_empty(),
                 builds: if args.versions.is_empty() {
                     args.builds
                 } else {
                     args.versions
                 },
-                seeds: args.seeds.0,
+                seeds: args.seeds.map(|s| s.0).unwrap_or_default(),
+                all_seeds: args.all_seeds,
+                shard: args.shard,
                 out: args.out,
                 ready_timeout: args.ready_timeout,
                 paths_from: PathBuf::new(),

@@ -258,7 +258,8 @@ impl<'de> Deserialize<'de> for ExpectSpec {
 /// What a comparison of a suite must conclude, in `chaos compare`'s words.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CompareExpect {
-    /// "fix confirmed" (compare's exit 0): the bug on A on every seed, on B on none.
+    /// "fix confirmed" (compare's exit 0): B never shows the bug, and A shows it on every seed
+    /// or often enough that the 95% intervals are apart (compare/decide.rs).
     FixConfirmed,
     /// "fix confirmed" over the seeds that reached their preconditions, at least one on each
     /// side: for a scenario whose race a seed may miss (a not-reached run tested nothing).
@@ -319,6 +320,12 @@ pub struct Play {
 pub struct Shard {
     pub index: usize,
     pub count: usize,
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 impl FromStr for Shard {
@@ -733,6 +740,10 @@ impl Comparison {
             builds: self.builds.to_vec(),
             survey: false,
             seeds: self.seeds.clone(),
+            // Where-reached counts only the runs that reached their preconditions, which the
+            // stopping rule does not know: every seed is played.
+            all_seeds: self.expect == CompareExpect::FixConfirmedWhereReached,
+            shard: None,
             out: out.to_path_buf(),
             ready_timeout,
             paths_from: self.paths_from.clone(),

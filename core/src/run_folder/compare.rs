@@ -36,6 +36,10 @@ pub struct Comparison {
     /// in a survey, some build shows it).
     pub confirmed: bool,
     pub survey: bool,
+    /// `i/n` when this folder holds the i-th of n shares of a comparison (`chaos compare
+    /// --shard`), which concludes nothing until `chaos compare --merge` joins the shares.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
     /// The conclusion in a sentence.
     pub conclusion: String,
     pub exit_code: i32,

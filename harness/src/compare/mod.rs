@@ -23,6 +23,13 @@ use crate::rates::{Class, Tally};
 use crate::run_folder::{ComparedBuild, ComparedRun, Comparison};
 use crate::scenario::{self, LoadedScenario};
 
+mod decide;
+mod share;
+pub use decide::{decide, soundness, Soundness};
+pub use share::merge;
+
+use crate::suite::Shard;
+
 /// One side of a comparison, as `--build` names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Build {
@@ -216,45 +223,9 @@ pub fn folder_name(label: &str) -> String {
         .collect()
 }
 
-/// The conclusion of a comparison: whether A shows the bug on every seed and B never does, and
-/// the line that says so (or why not). With preconditions (`reached:`) the bug must be
-/// confirmed on A and held on B; without, violated on A and passed on B.
+/// The conclusion of a comparison with every seed played: [`decide`] with no seed left.
 pub fn conclude(a: (&str, &Tally), b: (&str, &Tally), preconditions: bool) -> (bool, String) {
-    let (bug, fixed) = if preconditions {
-        (Class::Confirmed, Class::Held)
-    } else {
-        (Class::Violated, Class::Passed)
-    };
-    let (na, ta) = a;
-    let (nb, tb) = b;
-    let ok = ta.runs > 0 && tb.runs > 0 && ta.count(bug) == ta.runs && tb.count(fixed) == tb.runs;
-    if ok {
-        return (
-            true,
-            format!(
-                "fix confirmed: {} on {na} in {} of {} seeds, {} on {nb} in {} of {}",
-                bug.word(),
-                ta.count(bug),
-                ta.runs,
-                fixed.word(),
-                tb.count(fixed),
-                tb.runs
-            ),
-        );
-    }
-    let mut why = Vec::new();
-    for (name, tally, wanted) in [(nb, tb, fixed), (na, ta, bug)] {
-        for class in Class::ALL {
-            let k = tally.count(class);
-            if class != wanted && k > 0 {
-                why.push(format!("{name} {} in {k} of {}", class.word(), tally.runs));
-            }
-        }
-        if tally.runs == 0 {
-            why.push(format!("{name} was not played"));
-        }
-    }
-    (false, format!("not confirmed: {}", why.join("; ")))
+    decide(a, b, preconditions, 0).unwrap_or_default()
 }
 
 /// Which releases a bug affects (`chaos compare --versions`): a release on which the bug was
@@ -262,11 +233,7 @@ pub fn conclude(a: (&str, &Tally), b: (&str, &Tally), preconditions: bool) -> (b
 /// (passed) on every seed is not; any other is undecided. Whether every release was decided,
 /// and the line that says which.
 pub fn survey(sides: &[(&str, &Tally)], preconditions: bool) -> (bool, String) {
-    let (bug, fixed) = if preconditions {
-        (Class::Confirmed, Class::Held)
-    } else {
-        (Class::Violated, Class::Passed)
-    };
+    let (bug, fixed) = decide::classes(preconditions);
     let (mut affected, mut held, mut undecided) = (Vec::new(), Vec::new(), Vec::new());
     for (name, tally) in sides {
         let n = tally.runs;
@@ -312,6 +279,10 @@ pub struct CompareOptions {
     /// `--versions`: which of these releases the bug affects, rather than a fix on B.
     pub survey: bool,
     pub seeds: Vec<u64>,
+    /// `--all-seeds`: play every seed, though the conclusion was decided before.
+    pub all_seeds: bool,
+    /// `--shard i/n`: play only this share of the (seed, build) pairs, every one of them.
+    pub shard: Option<Shard>,
     pub out: PathBuf,
     pub ready_timeout: Option<std::time::Duration>,
     /// Where the builds' relative patch and distribution paths start: the suite file's folder
@@ -363,12 +334,13 @@ pub struct Prepared {
 }
 
 /// One build, ready to play: its label, its folder name, the image it runs (Ozone builds) and
-/// the scenario as it plays on it.
+/// the scenario as it plays on it (None when this share of the comparison plays none of its
+/// runs).
 struct Side {
     label: String,
     folder: String,
     image: Option<String>,
-    loaded: LoadedScenario,
+    loaded: Option<LoadedScenario>,
     tally: Tally,
     runs: Vec<ComparedRun>,
 }
@@ -450,6 +422,12 @@ pub fn prepare(options: &CompareOptions) -> Result<Prepared> {
     if options.seeds.is_empty() {
         return Err(HarnessError::BadInput("--seeds names no seed".into()));
     }
+    share::Pairs {
+        shard: options.shard,
+        seeds: options.seeds.len(),
+        builds: options.builds.len(),
+    }
+    .check()?;
     let base = scenario::load(&options.scenario).map_err(HarnessError::Scenario)?;
     let system = base.spec.system.value.clone();
     let mut builds = Vec::new();
@@ -503,7 +481,23 @@ pub async fn play(
     // Every image first: a build that fails stops the comparison before any run.
     let root = std::env::current_dir().unwrap_or_default();
     let mut sides = Vec::new();
-    for (label, build) in &builds {
+    let pairs = share::Pairs {
+        shard: options.shard,
+        seeds: options.seeds.len(),
+        builds: builds.len(),
+    };
+    for (index, (label, build)) in builds.iter().enumerate() {
+        if !pairs.plays_build(index) {
+            sides.push(Side {
+                label: label.clone(),
+                folder: folder_name(label),
+                image: None,
+                loaded: None,
+                tally: Tally::default(),
+                runs: Vec::new(),
+            });
+            continue;
+        }
         let image = match build {
             Build::Set(..) => None,
             _ => {
@@ -546,7 +540,7 @@ pub async fn play(
             label: label.clone(),
             folder: folder_name(label),
             image,
-            loaded,
+            loaded: Some(loaded),
             tally: Tally::default(),
             runs: Vec::new(),
         });
@@ -562,7 +556,10 @@ pub async fn play(
         .out
         .join("compare")
         .join(&base.spec.name)
-        .join(&stamp);
+        .join(match options.shard {
+            Some(s) => format!("{stamp}-share{}of{}", s.index, s.count),
+            None => stamp,
+        });
     std::fs::create_dir_all(&dir)
         .map_err(|e| HarnessError::infra(format!("cannot create {}: {e}", dir.display())))?;
     let labels: Vec<&str> = sides.iter().map(|s| s.label.as_str()).collect();
@@ -581,9 +578,18 @@ pub async fn play(
         }
         .command(seeds)
     };
+    let preconditions = !base.spec.reached.is_empty();
     let mut interrupted = false;
-    'seeds: for seed in &options.seeds {
-        for side in sides.iter_mut() {
+    let mut seeds_left = options.seeds.len() as u32;
+    'seeds: for (seed_index, seed) in options.seeds.iter().enumerate() {
+        for (build_index, side) in sides.iter_mut().enumerate() {
+            let Some(loaded) = side
+                .loaded
+                .as_ref()
+                .filter(|_| pairs.plays(seed_index, build_index))
+            else {
+                continue;
+            };
             let run_dir = dir.join(&side.folder).join(format!("s{seed}"));
             let run_options = crate::run::RunOptions {
                 seed: Some(*seed),
@@ -597,8 +603,7 @@ pub async fn play(
             };
             let run_started = Instant::now();
             let (class, line, folder) =
-                match crate::run::run_scenario(&side.loaded, &run_options, interrupt.clone()).await
-                {
+                match crate::run::run_scenario(loaded, &run_options, interrupt.clone()).await {
                     Ok(outcome) => {
                         let class = if outcome.exit_code == EXIT_INTERRUPTED {
                             interrupted = true;
@@ -634,51 +639,26 @@ pub async fn play(
                 break 'seeds;
             }
         }
+        seeds_left -= 1;
+        // Stop once more seeds cannot change the conclusion (decide.rs has the rule).
+        if !options.survey && !options.all_seeds && options.shard.is_none() && seeds_left > 0 {
+            let (a, b) = (&sides[0], &sides[1]);
+            if decide(
+                (&a.label, &a.tally),
+                (&b.label, &b.tally),
+                preconditions,
+                seeds_left,
+            )
+            .is_some()
+            {
+                eprintln!(
+                    "decided after seed {seed}: the {seeds_left} seed(s) left cannot change the conclusion (--all-seeds plays them)"
+                );
+                break;
+            }
+        }
     }
 
-    let preconditions = !base.spec.reached.is_empty();
-    let (confirmed, conclusion) = if options.survey {
-        let tallies: Vec<(&str, &Tally)> =
-            sides.iter().map(|s| (s.label.as_str(), &s.tally)).collect();
-        survey(&tallies, preconditions)
-    } else {
-        conclude(
-            (&sides[0].label, &sides[0].tally),
-            (&sides[1].label, &sides[1].tally),
-            preconditions,
-        )
-    };
-    let wall = started.elapsed().as_secs_f64();
-    let rows: Vec<(String, Tally)> = sides
-        .iter()
-        .map(|s| (s.label.clone(), s.tally.clone()))
-        .collect();
-    println!(
-        "\n{} on each build (95% intervals, Wilson):",
-        base.spec.name
-    );
-    print!(
-        "{}",
-        crate::rates::table(&rows).replacen("scenario", "build   ", 1)
-    );
-    println!("{conclusion}");
-    println!(
-        "wall time {:.0} s ({} runs); {}",
-        wall,
-        sides.iter().map(|s| s.tally.runs).sum::<u32>(),
-        dir.join("index.html").display()
-    );
-    let code = if interrupted {
-        EXIT_INTERRUPTED
-    } else if confirmed {
-        EXIT_OK
-    } else if sides.iter().any(|s| s.tally.count(Class::Error) > 0) {
-        EXIT_INFRA
-    } else if options.survey {
-        crate::error::EXIT_UNKNOWN
-    } else {
-        EXIT_VIOLATION
-    };
     let record = Comparison {
         scenario: base.spec.name.clone(),
         scenario_path: crate::run_folder::repo_relative(&options.scenario),
@@ -687,28 +667,94 @@ pub async fn play(
             .unwrap_or_default(),
         seeds: options.seeds.clone(),
         preconditions,
-        wall_s: wall,
-        confirmed,
+        wall_s: started.elapsed().as_secs_f64(),
         survey: options.survey,
-        conclusion: conclusion.clone(),
-        exit_code: code,
+        shard: options.shard.map(|s| s.to_string()),
         builds: sides
-            .iter()
+            .into_iter()
             .map(|s| ComparedBuild {
-                build: s.label.clone(),
-                folder: s.folder.clone(),
-                image: s.image.clone(),
-                counts: s
-                    .tally
-                    .counts
-                    .iter()
-                    .map(|(c, n)| (c.word().to_string(), *n))
-                    .collect(),
-                runs: s.runs.clone(),
+                build: s.label,
+                folder: s.folder,
+                image: s.image,
+                counts: Default::default(),
+                runs: s.runs,
             })
             .collect(),
         reproduce,
+        ..Default::default()
     };
+    finish(record, dir, seeds_left, interrupted)
+}
+
+/// Concludes a comparison from its runs (a share of one only counts them), prints each
+/// build's row and the conclusion, and writes compare.json, index.html and summary.md into
+/// `dir`.
+fn finish(
+    mut record: Comparison,
+    dir: PathBuf,
+    seeds_left: u32,
+    interrupted: bool,
+) -> Result<Compared> {
+    let rows: Vec<(String, Tally)> = record
+        .builds
+        .iter()
+        .map(|b| (b.build.clone(), b.tally()))
+        .collect();
+    let preconditions = record.preconditions;
+    let (confirmed, conclusion) = if let Some(shard) = &record.shard {
+        let runs: u32 = rows.iter().map(|(_, t)| t.runs).sum();
+        (
+            false,
+            format!(
+                "share {shard} of the comparison: {runs} runs played; chaos compare --merge joins the shares and concludes"
+            ),
+        )
+    } else if record.survey {
+        let tallies: Vec<(&str, &Tally)> = rows.iter().map(|(n, t)| (n.as_str(), t)).collect();
+        survey(&tallies, preconditions)
+    } else {
+        let (a, b) = (&rows[0], &rows[1]);
+        let (a, b) = ((a.0.as_str(), &a.1), (b.0.as_str(), &b.1));
+        // Interrupted with seeds left and nothing decided: what the seeds played say.
+        decide(a, b, preconditions, seeds_left).unwrap_or_else(|| conclude(a, b, preconditions))
+    };
+    println!(
+        "\n{} on each build (95% intervals, Wilson):",
+        record.scenario
+    );
+    print!(
+        "{}",
+        crate::rates::table(&rows).replacen("scenario", "build   ", 1)
+    );
+    println!("{conclusion}");
+    println!(
+        "wall time {:.0} s ({} runs); {}",
+        record.wall_s,
+        rows.iter().map(|(_, t)| t.runs).sum::<u32>(),
+        dir.join("index.html").display()
+    );
+    let errors = rows.iter().any(|(_, t)| t.count(Class::Error) > 0);
+    let code = if interrupted {
+        EXIT_INTERRUPTED
+    } else if confirmed || (record.shard.is_some() && !errors) {
+        EXIT_OK
+    } else if errors {
+        EXIT_INFRA
+    } else if record.survey {
+        crate::error::EXIT_UNKNOWN
+    } else {
+        EXIT_VIOLATION
+    };
+    record.confirmed = confirmed;
+    record.conclusion = conclusion.clone();
+    record.exit_code = code;
+    for (build, (_, tally)) in record.builds.iter_mut().zip(&rows) {
+        build.counts = tally
+            .counts
+            .iter()
+            .map(|(c, n)| (c.word().to_string(), *n))
+            .collect();
+    }
     let io = |e: std::io::Error| HarnessError::infra(e.to_string());
     record.write(&dir).map_err(io)?;
     crate::run_folder::write_file(
@@ -896,6 +942,8 @@ mod tests {
             builds: builds.clone(),
             survey: false,
             seeds: vec![11, 12],
+            all_seeds: false,
+            shard: None,
             out: PathBuf::from("reports"),
             ready_timeout: None,
             // As a suite in suites/ names them.
