@@ -72,3 +72,61 @@ fn quint_counterexample_of_hdds_16743() {
     assert_eq!(trace.steps[4].state["retryCache"], Value::Map(vec![]));
     assert_eq!(trace.lasso, None);
 }
+
+#[test]
+fn tlc_counterexample_of_hdds_16767() {
+    let trace = read("hdds-16767/counterexample.tlc.json");
+    assert_eq!(trace.format, Format::Tlc);
+    assert_eq!(
+        trace.vars,
+        ["now", "paused", "log", "applied", "key", "answers"]
+    );
+    let names: Vec<_> = actions(&trace).into_iter().map(|(name, _)| name).collect();
+    assert_eq!(
+        names,
+        [
+            "Pause",
+            "Tick",
+            "RecoverLease",
+            "ApplyRecoverLease",
+            "ApplyRecoverLease",
+            "Tick",
+            "Resume",
+            "ApplyRecoverLease",
+            "Tick",
+            "Close",
+            "ApplyClose",
+            "ApplyClose",
+            "ApplyClose",
+        ]
+    );
+    let late_apply = &trace.steps[7].action;
+    assert_eq!(late_apply.param("o"), Some(&Value::Str("om2".into())));
+    assert_eq!(late_apply.param("i"), Some(&Value::Int(1)));
+    assert_eq!(
+        late_apply
+            .params
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .collect::<Vec<_>>(),
+        ["o", "i"]
+    );
+    let field = |state: &chaos_trace::State, om: &str, name: &str| match &state["key"] {
+        Value::Record(by_om) => match &by_om[om] {
+            Value::Record(key) => key[name].clone(),
+            other => panic!("{other}"),
+        },
+        other => panic!("{other}"),
+    };
+    assert_eq!(
+        field(&trace.steps[7].state, "om2", "recovering"),
+        Value::Bool(true)
+    );
+    let last = &trace.steps[12].state;
+    assert_eq!(field(last, "om1", "length"), Value::Int(2048));
+    assert_eq!(field(last, "om3", "open"), Value::Bool(false));
+    assert_eq!(field(last, "om2", "length"), Value::Int(1024));
+    assert_eq!(field(last, "om2", "open"), Value::Bool(true));
+    // `log` is a sequence (a function on 1..2): an array.
+    assert!(matches!(&last["log"], Value::List(entries) if entries.len() == 2));
+}
