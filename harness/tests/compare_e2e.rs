@@ -238,3 +238,176 @@ fn a_suite_holds_a_comparison_to_its_conclusion() {
         assert!(run.join("result.json").is_file(), "{}", run.display());
     }
 }
+
+/// The same Redis pair spread over two machines' worth of shares (`--shard 1/2`, `--shard
+/// 2/2`, each into its own folder as on its own machine), joined by `--merge` into one
+/// comparison: every run once, in seed order, its folder and report copied in, and the
+/// conclusion a single machine gives for those runs. Then the merges that must be refused.
+#[test]
+fn shares_of_a_comparison_merge_into_one() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = repo()
+        .join("target/e2e-runs")
+        .join(format!("shares-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let chaos = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_chaos"));
+        c.current_dir(repo());
+        c
+    };
+    let folder_of = |out: &std::path::Path| {
+        let scenario_dir = out.join("compare/redis-lose-unsynced");
+        std::fs::read_dir(&scenario_dir)
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path()
+    };
+    let mut shares = Vec::new();
+    for shard in ["1/2", "2/2"] {
+        let share_out = out.join(format!("machine-{}", &shard[..1]));
+        let output = chaos()
+            .args([
+                "compare",
+                "scenarios/redis/lose-unsynced.yaml",
+                "--build",
+                "set:APPENDFSYNC=no",
+                "--build",
+                "set:APPENDFSYNC=always",
+                "--seeds",
+                "1..2",
+                "--shard",
+                shard,
+                "--out",
+            ])
+            .arg(&share_out)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        eprintln!(
+            "--- share {shard}\n{stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(output.status.code(), Some(0), "a share that played: exit 0");
+        assert!(stdout.contains(&format!("share {shard} of the comparison: 2 runs played")));
+        shares.push(folder_of(&share_out));
+    }
+    // Two shares of two builds: each share is one build.
+    for (share, played) in shares
+        .iter()
+        .zip(["set_APPENDFSYNC=no", "set_APPENDFSYNC=always"])
+    {
+        let record: Value =
+            serde_json::from_str(&std::fs::read_to_string(share.join("compare.json")).unwrap())
+                .unwrap();
+        for build in record["builds"].as_array().unwrap() {
+            let runs = build["runs"].as_array().unwrap().len();
+            assert_eq!(runs, if build["folder"] == played { 2 } else { 0 });
+        }
+    }
+
+    let merged_out = out.join("merged");
+    let output = chaos()
+        .args(["compare", "--merge"])
+        .args(&shares)
+        .arg("--out")
+        .arg(&merged_out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    eprintln!(
+        "--- merge\n{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let merged = folder_of(&merged_out);
+    let record: chaos::run_folder::Comparison =
+        chaos::run_folder::Comparison::read(&merged).unwrap();
+    assert_eq!(record.shard, None);
+    assert_eq!(record.seeds, [1, 2]);
+    // The conclusion a single machine's comparison gives for these runs, read from the runs'
+    // own result.json files.
+    let tallies: Vec<(String, chaos::rates::Tally)> = record
+        .builds
+        .iter()
+        .map(|b| {
+            let mut t = chaos::rates::Tally::default();
+            for (run, seed) in b.runs.iter().zip([1, 2]) {
+                assert_eq!(run.seed, seed, "seed order");
+                let folder = merged.join(&run.folder);
+                assert!(folder.join("index.html").is_file(), "{}", folder.display());
+                t.add(chaos::rates::Class::of_run(&folder), 0.0);
+            }
+            (b.build.clone(), t)
+        })
+        .collect();
+    let (confirmed, conclusion) = chaos::compare::conclude(
+        (&tallies[0].0, &tallies[0].1),
+        (&tallies[1].0, &tallies[1].1),
+        record.preconditions,
+    );
+    assert_eq!(record.conclusion, conclusion);
+    assert_eq!(record.confirmed, confirmed);
+    assert_eq!(output.status.code(), Some(if confirmed { 0 } else { 1 }));
+    assert!(stdout.contains(&conclusion));
+    let page = std::fs::read_to_string(merged.join("index.html")).unwrap();
+    assert!(page.contains(&conclusion));
+    for folder in ["set_APPENDFSYNC=no", "set_APPENDFSYNC=always"] {
+        assert!(
+            page.contains(&format!("{folder}/s2/index.html")),
+            "links {folder}"
+        );
+    }
+
+    // Merges that are not one comparison: one line each, exit 254, nothing merged.
+    let other = out.join("other/compare.json");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    let mut changed: Value =
+        serde_json::from_str(&std::fs::read_to_string(shares[1].join("compare.json")).unwrap())
+            .unwrap();
+    changed["seeds"] = serde_json::json!([1, 2, 3]);
+    std::fs::write(&other, changed.to_string()).unwrap();
+    for (dirs, words) in [
+        (vec![shares[0].clone()], "share 2/2 missing"),
+        (
+            vec![shares[0].clone(), other.parent().unwrap().to_path_buf()],
+            "a share of another comparison",
+        ),
+        (vec![merged.clone()], "a whole comparison, not a share"),
+    ] {
+        let output = chaos()
+            .args(["compare", "--merge"])
+            .args(&dirs)
+            .arg("--out")
+            .arg(out.join("refused"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(254), "{dirs:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(words), "{stderr}");
+        assert!(!out.join("refused/compare").exists(), "nothing merged");
+    }
+    // A share out of range.
+    let output = chaos()
+        .args([
+            "compare",
+            "scenarios/redis/lose-unsynced.yaml",
+            "--build",
+            "set:APPENDFSYNC=no",
+            "--build",
+            "set:APPENDFSYNC=always",
+            "--seeds",
+            "1",
+            "--shard",
+            "3/3",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(254), "{stderr}");
+    assert!(
+        stderr.contains("--shard 3/3: the comparison has 2 (seed, build) pairs"),
+        "{stderr}"
+    );
+}

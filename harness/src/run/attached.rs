@@ -29,6 +29,7 @@ pub(super) async fn play_attached(
     plan: &Plan,
     workload_started: &std::sync::OnceLock<u64>,
     interrupt: CancellationToken,
+    phases: &super::phases::Phases,
 ) -> Result<Played> {
     let docker = docker::connect().await?;
     let tools = images::images_for(&loaded.compose, &[]);
@@ -93,6 +94,7 @@ pub(super) async fn play_attached(
         run_start,
         plan,
         interrupt,
+        phases,
     };
     let (_, no_proxy_events) = tokio::sync::mpsc::unbounded_channel();
     let result = drive(stage, no_proxy_events, workload_started).await;

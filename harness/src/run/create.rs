@@ -25,6 +25,7 @@ pub(super) async fn play(
     plan: &Plan,
     workload_started: &std::sync::OnceLock<u64>,
     interrupt: CancellationToken,
+    phases: &super::phases::Phases,
 ) -> Result<Played> {
     let docker = docker::connect().await?;
     let swept = docker::sweep(&docker, None).await?;
@@ -50,6 +51,7 @@ pub(super) async fn play(
             plan,
             workload_started,
             interrupt,
+            phases,
         )
         .await;
     }
@@ -93,6 +95,7 @@ pub(super) async fn play(
     } else {
         Vec::new()
     };
+    phases.end("image");
     let run_start = Instant::now();
     let cluster_spec = ClusterSpec {
         compose: &loaded.compose,
@@ -129,6 +132,10 @@ pub(super) async fn play(
             return Err(e);
         }
     }
+    if let Some(created) = cluster.created {
+        phases.end_at("create", created);
+    }
+    phases.end("ready");
     let cluster = Arc::new(cluster);
     eprintln!(
         "cluster ready in {:.1} s: {}",
@@ -143,6 +150,7 @@ pub(super) async fn play(
         run_start,
         plan,
         interrupt,
+        phases,
     };
     let result = drive(stage, proxy_rx, workload_started).await;
     // Every way out of the run goes through here (errors included); Ctrl-C cancels the
@@ -152,6 +160,7 @@ pub(super) async fn play(
         Err(_) => docker::sweep(&docker, Some(run_id)).await.map(|_| ()),
     };
     let _ = docker::sweep(&docker, Some(run_id)).await;
+    phases.end("teardown");
     result.and(teardown)?;
     Ok(Played::Complete)
 }

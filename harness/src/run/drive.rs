@@ -28,6 +28,7 @@ pub(super) struct Stage<'a> {
     pub(super) run_start: Instant,
     pub(super) plan: &'a Plan,
     pub(super) interrupt: CancellationToken,
+    pub(super) phases: &'a super::phases::Phases,
 }
 
 /// From a ready cluster to a complete history: the adapter, the recorder and fault engine, the
@@ -40,6 +41,7 @@ pub(super) async fn drive(
     let Some(adapter) = connect_adapter(&stage).await? else {
         return Ok(());
     };
+    stage.phases.end("ready");
     let io = |e: std::io::Error| HarnessError::infra(format!("cannot write the run folder: {e}"));
     let run_dir = stage.run_dir;
     let recorder = Arc::new(
@@ -96,6 +98,7 @@ pub(super) async fn drive(
         stop_watching.clone(),
     );
     play_workload(&stage, &engine, &config, workload_started).await?;
+    stage.phases.end("workload");
     final_phase(&stage, &engine, &config).await;
     stop_watching.cancel();
     for watcher in watchers {
@@ -252,10 +255,12 @@ async fn final_phase(stage: &Stage<'_>, engine: &Arc<FaultEngine>, config: &Work
         .any(|c| matches!(&c.value, crate::scenario::CheckSpec::Converge(c) if c.lookups));
     let keys = workloads::touched_keys(config);
     let lookup_keys = wants_lookups.then_some(keys.as_slice());
+    stage.phases.end("settle");
     crate::checks::converge::record(adapter, stage.run_dir, lookup_keys).await;
     if stage.loaded.uses_chaosfs() {
         engine.merge_chaosfs_logs(stage.loaded).await;
     }
+    stage.phases.end("converge");
 }
 
 /// Ends a background task when the run's driver is done with it (on every way out).

@@ -7,6 +7,7 @@
 mod attached;
 mod create;
 mod drive;
+mod phases;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -113,6 +114,7 @@ pub async fn run_scenario(
     );
 
     let started = Instant::now();
+    let phases = phases::Phases::new();
     let workload_started = std::sync::OnceLock::new();
     let outcome = create::play(
         loaded,
@@ -122,6 +124,7 @@ pub async fn run_scenario(
         &plan,
         &workload_started,
         interrupt.clone(),
+        &phases,
     )
     .await;
     let elapsed = started.elapsed();
@@ -183,7 +186,11 @@ pub async fn run_scenario(
                 seed,
             });
         }
-        Ok(Played::Complete) => checks::check_run(&run_dir, spec, &meta)?,
+        Ok(Played::Complete) => {
+            let result = checks::check_run(&run_dir, spec, &meta)?;
+            phases.end("check");
+            result
+        }
         Err(e) => {
             let verdict = if matches!(e, HarnessError::Interrupted(_)) {
                 RunVerdict::Interrupted
@@ -197,6 +204,8 @@ pub async fn run_scenario(
     };
     // The report's one line names the verdict and, for a violation, says what went wrong.
     let summary = report::render(&run_dir)?;
+    phases.end("report");
+    eprint!("{}", phases.table());
     Ok(RunOutcome {
         exit_code: result.exit_code,
         summary,

@@ -173,6 +173,7 @@ impl Cluster {
                 project: project.to_string(),
                 relays: BTreeMap::new(),
             }),
+            created: None,
         };
         if let Err(e) = cluster.attach_nodes(&spec, &inspected).await {
             let _ = cluster.teardown().await;

@@ -84,6 +84,9 @@ pub struct Cluster {
     in_force: std::sync::Mutex<BTreeMap<&'static str, BTreeSet<String>>>,
     /// Set when the nodes are a compose project's (`--attach`), not the harness's own.
     attached: Option<attach::Attached>,
+    /// When every node of the harness's own had been created and started (before the wait
+    /// for readiness): where a run's "create" phase ends.
+    pub created: Option<std::time::Instant>,
 }
 
 /// A node whose program exited though no fault took it down.
@@ -147,6 +150,7 @@ impl Cluster {
             downed: Default::default(),
             in_force: Default::default(),
             attached: None,
+            created: None,
         };
         if let Err(e) = cluster.create_nodes(&spec, &labels).await {
             // Stop the log followers; the run sweeps what carries its label on every way out.
@@ -219,6 +223,7 @@ impl Cluster {
                 (spec.run_start, None),
             )));
         }
+        self.created = Some(std::time::Instant::now());
         self.wait_ready(spec.ready_timeout).await?;
         for i in 0..self.nodes.len() {
             let info = self
