@@ -252,7 +252,7 @@ async fn final_phase(stage: &Stage<'_>, engine: &Arc<FaultEngine>, config: &Work
         .any(|c| matches!(&c.value, crate::scenario::CheckSpec::Converge(c) if c.lookups));
     let keys = workloads::touched_keys(config);
     let lookup_keys = wants_lookups.then_some(keys.as_slice());
-    crate::checks::converge::record(adapter, stage.run_dir, lookup_keys).await;
+    crate::observe::record_convergence(adapter, stage.run_dir, lookup_keys).await;
     if stage.loaded.uses_chaosfs() {
         engine.merge_chaosfs_logs(stage.loaded).await;
     }
