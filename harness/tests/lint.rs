@@ -560,7 +560,7 @@ fn the_scenario_reference_matches_the_code() {
             .collect(),
     );
     all.extend(names(
-        WORKLOAD_KINDS
+        chaos::workloads::REGISTRY
             .iter()
             .map(|a| serde_json::to_value(a).unwrap())
             .collect(),

@@ -149,7 +149,7 @@ async fn play_workload(
     let _ = workload_started.set(recorder.now());
     let steps: Vec<_> = spec.faults.iter().map(|s| &s.value).collect();
     let fault_tasks = engine.spawn_steps(&steps, stage.plan, workload_start, stop_faults.clone());
-    let workload = workloads::for_scenario(&spec.workload);
+    let workload = config.kind.workload();
     eprintln!("workload: {}", workload.describe(config));
     // After the lines above, so the redrawn line does not tear them; stopped on every way out.
     let stop_progress = CancellationToken::new();
@@ -238,7 +238,7 @@ async fn final_phase(stage: &Stage<'_>, engine: &Arc<FaultEngine>, config: &Work
     }
     engine.record_self_exits(&logs).await;
     let adapter = engine.adapter.as_ref();
-    if final_phase.reads && config.kind != crate::scenario::WorkloadKind::Fencing {
+    if final_phase.reads {
         let first = u64::from(config.processes) * 1_000_000;
         tokio::select! {
             _ = workloads::final_reads(adapter, &engine.recorder, config, first) => {}

@@ -1,6 +1,7 @@
 //! Scenarios: the YAML a user writes, parsed strictly (unknown keys are errors) and validated
 //! against the compose file, the system adapter and the checker before any container starts.
 
+pub mod named;
 pub mod plan;
 pub mod reached;
 mod steps;
@@ -158,15 +159,6 @@ fn default_compose() -> Spanned<String> {
 }
 
 /// Every value of the small enums a scenario names, for the reference's drift test.
-pub const WORKLOAD_KINDS: &[WorkloadKind] = &[
-    WorkloadKind::Register,
-    WorkloadKind::Set,
-    WorkloadKind::Create,
-    WorkloadKind::S3Object,
-    WorkloadKind::Fencing,
-    WorkloadKind::Lease,
-    WorkloadKind::Stream,
-];
 pub const PARTITION_MODES: &[PartitionMode] = &[
     PartitionMode::Isolate,
     PartitionMode::Halves,

@@ -158,7 +158,12 @@ const CHOICES: &[Choices] = &[
     Choices {
         of_type: "WorkloadKind",
         noun: "workload kind",
-        names: || names_of(super::WORKLOAD_KINDS),
+        names: || {
+            crate::workloads::names()
+                .iter()
+                .map(|n| n.to_string())
+                .collect()
+        },
     },
     Choices {
         of_type: "Action",
@@ -511,7 +516,7 @@ mod tests {
             refused::<WorkloadKind>("!custom register"),
             format!(
                 "`!custom` (a YAML tag) is not a workload kind; one of: {} (written plain, without `!`)",
-                names_of(WORKLOAD_KINDS).join(", ")
+                crate::workloads::names().join(", ")
             )
         );
     }
