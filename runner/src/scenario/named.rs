@@ -75,3 +75,58 @@ impl<'de, T: Named> Deserialize<'de> for Variant<T> {
         deserializer.deserialize_identifier(VariantVisitor(PhantomData))
     }
 }
+
+/// The variant names serde's derive gave an enum (its `rename_all` applied), asked of the
+/// enum's own `Deserialize`: the names a scenario can write, kept nowhere else.
+pub fn variants_of<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
+    match T::deserialize(AskVariants) {
+        Err(Asked::Variants(variants)) => variants,
+        _ => &[],
+    }
+}
+
+/// A deserializer that answers nothing and reports the variants an enum asks it for.
+struct AskVariants;
+
+#[derive(Debug)]
+enum Asked {
+    Variants(&'static [&'static str]),
+    NotAnEnum,
+}
+
+impl fmt::Display for Asked {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("asked for an enum's variants")
+    }
+}
+
+impl std::error::Error for Asked {}
+
+impl de::Error for Asked {
+    fn custom<M: fmt::Display>(_: M) -> Asked {
+        Asked::NotAnEnum
+    }
+}
+
+impl<'de> Deserializer<'de> for AskVariants {
+    type Error = Asked;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Asked> {
+        Err(Asked::NotAnEnum)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        variants: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value, Asked> {
+        Err(Asked::Variants(variants))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map struct identifier
+        ignored_any
+    }
+}

@@ -178,7 +178,12 @@ const CHOICES: &[Choices] = &[
     Choices {
         of_type: "CheckSpec",
         noun: "check",
-        names: || super::CHECK_NAMES.iter().map(|n| n.to_string()).collect(),
+        names: || {
+            super::CheckSpec::names()
+                .iter()
+                .map(|n| n.to_string())
+                .collect()
+        },
     },
     Choices {
         of_type: "PartitionMode",
