@@ -165,14 +165,14 @@ async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
     let info = systems::lookup("etcd").expect("etcd adapter");
     let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(
         cluster,
-        &AdapterSettings::plain(WorkloadKind::Register, None),
+        &AdapterSettings::plain(WorkloadKind::REGISTER, None),
     ));
     let recorder = Arc::new(
         Recorder::create(&dir.join("history.jsonl"), Instant::now())
             .map_err(|e| HarnessError::infra(e.to_string()))?,
     );
     let config = Arc::new(WorkloadConfig {
-        kind: WorkloadKind::Register,
+        kind: WorkloadKind::REGISTER,
         processes: 16,
         keys: 5,
         rate: 2000.0,
@@ -185,6 +185,8 @@ async fn workload_cost(cluster: &Arc<Cluster>, seconds: u64) -> Result<()> {
         burst: false,
         stream_length: 1,
         duplicate_after: None,
+        fencing: Default::default(),
+        lease: Default::default(),
     });
     let (wall, cpu, ops) = measure(adapter, &recorder, config).await;
     println!(
@@ -413,7 +415,7 @@ async fn s3_workload(
     };
     let adapter: Arc<dyn systems::SystemAdapter> = Arc::from((info.make)(
         cluster,
-        &AdapterSettings::plain(WorkloadKind::S3Object, Some(spec)),
+        &AdapterSettings::plain(WorkloadKind::S3_OBJECT, Some(spec)),
     ));
     let preparing = Instant::now();
     adapter
@@ -426,7 +428,7 @@ async fn s3_workload(
         Recorder::create(&path, Instant::now()).map_err(|e| HarnessError::infra(e.to_string()))?,
     );
     let config = Arc::new(WorkloadConfig {
-        kind: WorkloadKind::S3Object,
+        kind: WorkloadKind::S3_OBJECT,
         processes,
         keys: 5,
         rate,
@@ -439,6 +441,8 @@ async fn s3_workload(
         burst: false,
         stream_length: 1,
         duplicate_after: None,
+        fencing: Default::default(),
+        lease: Default::default(),
     });
     let (wall, cpu, ops) = measure(adapter, &recorder, config).await;
     let history = checker::read_history(&path, checker::Format::Jsonl)

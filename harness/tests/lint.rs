@@ -560,7 +560,7 @@ fn the_scenario_reference_matches_the_code() {
             .collect(),
     );
     all.extend(names(
-        WORKLOAD_KINDS
+        chaos::workloads::REGISTRY
             .iter()
             .map(|a| serde_json::to_value(a).unwrap())
             .collect(),
@@ -583,7 +583,7 @@ fn the_scenario_reference_matches_the_code() {
             .map(|a| serde_json::to_value(a).unwrap())
             .collect(),
     ));
-    all.extend(CHECK_NAMES.iter().map(|c| c.to_string()));
+    all.extend(CheckSpec::names().iter().map(|c| c.to_string()));
     all.extend(chaos::systems::names().iter().map(|s| s.to_string()));
     let missing: Vec<&String> = all.iter().filter(|n| !documented(n)).collect();
     assert!(missing.is_empty(), "not in docs/scenarios.md: {missing:?}");

@@ -1,14 +1,17 @@
 //! Watching, while a run plays, for the `reached:` predicates only a probe can see (a role, a
 //! node behind, a metric past a bound, the build's configuration keys): each one seen is a line
 //! of observed.jsonl, which the checks read afterwards with everything else the run recorded.
+//! After the final phase, every node's applied index and lookups (converge.json), which the
+//! `converge` check reads: the verdict asks no live node.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
 use crate::faults::FaultEngine;
-use crate::run_folder::{Observed, ObservedLog};
+use crate::run_folder::{Converged, Observed, ObservedLog};
 use crate::scenario::{NodeRef, Precondition, ProbePredicate};
 use crate::systems::{self, SystemAdapter};
 
@@ -200,4 +203,29 @@ pub async fn probe_once(
         }
     }
     None
+}
+
+/// Asks the adapter for every node's applied index and, when `lookup_keys` is given, every
+/// node's answer to a lookup of each key; writes converge.json (nothing for a system without
+/// the probe). A node that does not answer is written as null.
+pub async fn record_convergence(
+    adapter: &dyn SystemAdapter,
+    run_dir: &Path,
+    lookup_keys: Option<&[String]>,
+) {
+    let indexes = adapter.applied_indexes().await;
+    if indexes.is_empty() {
+        return;
+    }
+    let lookups = match lookup_keys {
+        Some(keys) => Some(adapter.replica_lookups(keys).await),
+        None => None,
+    };
+    let recorded = Converged {
+        applied: Some(indexes),
+        lookups,
+    };
+    if let Err(e) = recorded.write(run_dir) {
+        tracing::warn!("{e}");
+    }
 }

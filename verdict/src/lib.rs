@@ -8,4 +8,4 @@ pub mod report;
 
 // The layers below, under the paths the modules here use (`crate::scenario`, `crate::run_folder`).
 pub use chaos_core::{error, rates, redact, run_folder};
-pub use chaos_runner::{faults, scenario, systems};
+pub use chaos_runner::{faults, scenario};

@@ -1,6 +1,6 @@
 //! converge.json: what the nodes answered the converge probes after the final heal (each node's
 //! applied index and, when the scenario asked, its answer to a lookup of every key), written by
-//! the run (`checks::converge::record`) and read by the `converge` check and the
+//! the run (`observe::record_convergence`, in the runner) and read by the `converge` check and the
 //! `compared: { converge }` precondition.
 
 use std::collections::BTreeMap;

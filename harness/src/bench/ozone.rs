@@ -90,7 +90,7 @@ async fn one_trial(compose_path: &Path, first: bool) -> Result<Trial> {
                 cluster.names().len()
             );
         }
-        let adapter = (info.make)(cluster, &AdapterSettings::plain(WorkloadKind::Create, None));
+        let adapter = (info.make)(cluster, &AdapterSettings::plain(WorkloadKind::CREATE, None));
         let zero = bench.started;
         serviceable(adapter.as_ref(), info.ready_within).await?;
         let mut start = vec![(

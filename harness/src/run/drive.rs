@@ -152,7 +152,7 @@ async fn play_workload(
     let _ = workload_started.set(recorder.now());
     let steps: Vec<_> = spec.faults.iter().map(|s| &s.value).collect();
     let fault_tasks = engine.spawn_steps(&steps, stage.plan, workload_start, stop_faults.clone());
-    let workload = workloads::for_scenario(&spec.workload);
+    let workload = config.kind.workload();
     eprintln!("workload: {}", workload.describe(config));
     // After the lines above, so the redrawn line does not tear them; stopped on every way out.
     let stop_progress = CancellationToken::new();
@@ -241,7 +241,7 @@ async fn final_phase(stage: &Stage<'_>, engine: &Arc<FaultEngine>, config: &Work
     }
     engine.record_self_exits(&logs).await;
     let adapter = engine.adapter.as_ref();
-    if final_phase.reads && config.kind != crate::scenario::WorkloadKind::Fencing {
+    if final_phase.reads {
         let first = u64::from(config.processes) * 1_000_000;
         tokio::select! {
             _ = workloads::final_reads(adapter, &engine.recorder, config, first) => {}
@@ -256,7 +256,7 @@ async fn final_phase(stage: &Stage<'_>, engine: &Arc<FaultEngine>, config: &Work
     let keys = workloads::touched_keys(config);
     let lookup_keys = wants_lookups.then_some(keys.as_slice());
     stage.phases.end("settle");
-    crate::checks::converge::record(adapter, stage.run_dir, lookup_keys).await;
+    crate::observe::record_convergence(adapter, stage.run_dir, lookup_keys).await;
     if stage.loaded.uses_chaosfs() {
         engine.merge_chaosfs_logs(stage.loaded).await;
     }

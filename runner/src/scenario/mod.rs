@@ -1,6 +1,7 @@
 //! Scenarios: the YAML a user writes, parsed strictly (unknown keys are errors) and validated
 //! against the compose file, the system adapter and the checker before any container starts.
 
+pub mod named;
 pub mod plan;
 pub mod reached;
 mod steps;
@@ -158,15 +159,6 @@ fn default_compose() -> Spanned<String> {
 }
 
 /// Every value of the small enums a scenario names, for the reference's drift test.
-pub const WORKLOAD_KINDS: &[WorkloadKind] = &[
-    WorkloadKind::Register,
-    WorkloadKind::Set,
-    WorkloadKind::Create,
-    WorkloadKind::S3Object,
-    WorkloadKind::Fencing,
-    WorkloadKind::Lease,
-    WorkloadKind::Stream,
-];
 pub const PARTITION_MODES: &[PartitionMode] = &[
     PartitionMode::Isolate,
     PartitionMode::Halves,
@@ -192,16 +184,6 @@ pub const JVM_EVENTS: &[JvmEvent] = &[
     JvmEvent::Fired,
 ];
 pub const ETAG_FORMS: &[EtagForm] = &[EtagForm::Quoted, EtagForm::Unquoted];
-pub const CHECK_NAMES: &[&str] = &[
-    "linearizable",
-    "durable",
-    "retry-consistent",
-    "staleness",
-    "converge",
-    "fencing",
-    "conditional-writes",
-    "stays-up",
-];
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -263,6 +245,35 @@ pub enum CheckSpec {
     /// No node's program exited by itself: every node the faults did not take down was
     /// still running when they ended (faults.jsonl `exited` events name the others).
     StaysUp(NoOptions),
+}
+
+impl CheckSpec {
+    /// Every check's name (its scenario key), in the order of the variants: serde's names for
+    /// them, which the checks' registry is held to.
+    pub fn names() -> &'static [&'static str] {
+        named::variants_of::<CheckSpec>()
+    }
+
+    /// The check's name (its scenario key): its variant's, in kebab-case as serde reads it.
+    pub fn name(&self) -> &'static str {
+        let debug = format!("{self:?}");
+        let variant = debug.split('(').next().unwrap_or_default();
+        let kebab = variant
+            .chars()
+            .enumerate()
+            .fold(String::new(), |mut out, (i, c)| {
+                if c.is_ascii_uppercase() && i > 0 {
+                    out.push('-');
+                }
+                out.push(c.to_ascii_lowercase());
+                out
+            });
+        CheckSpec::names()
+            .iter()
+            .find(|n| **n == kebab)
+            .copied()
+            .unwrap_or("unknown")
+    }
 }
 
 /// `converge: { bound: 100, lookups: true }`: how far behind the highest applied index a node

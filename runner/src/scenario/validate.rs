@@ -363,23 +363,17 @@ fn validate_workload(spec: &Scenario, facts: &NodeFacts, problems: &mut Problems
     }
     if let Some(adapter) = adapter {
         if !adapter.workloads.contains(&w.kind.value) {
-            let name = |k: &WorkloadKind| {
-                serde_json::to_value(k)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default()
-            };
             problems.at(
                 &w.kind.referenced,
                 "workload.kind",
                 format!(
                     "system `{}` has no {} workload (it has: {})",
                     adapter.name,
-                    name(&w.kind.value),
+                    w.kind.value.name(),
                     adapter
                         .workloads
                         .iter()
-                        .map(name)
+                        .map(|k| k.name())
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
@@ -571,17 +565,7 @@ fn regex_problem(pattern: &str) -> Result<(), String> {
 /// When the workload ends at the latest: its duration, or for the lease workload the close
 /// of its last file when that comes later (the workload waits for it).
 fn workload_end(w: &WorkloadSpec) -> Duration {
-    let mut end = w.duration.0;
-    if w.kind.value == WorkloadKind::Lease {
-        let lease = w
-            .lease
-            .as_ref()
-            .map(|l| l.value.clone())
-            .unwrap_or_default();
-        let last_start = Duration::from_secs_f64(f64::from(lease.files) / w.rate.0);
-        end = end.max(last_start.saturating_add(lease.close_after.0));
-    }
-    end
+    w.kind.value.longest(w)
 }
 
 impl StepUnderCheck<'_> {
@@ -1005,8 +989,7 @@ fn validate_sections(spec: &Scenario, problems: &mut Problems) {
     // The `s3:` section: credentials, bucket and port of the systems that speak S3; needed by
     // system `s3` always and by the others for the object-store workloads.
     let speaks_s3 = crate::systems::speaks_s3(&spec.system.value);
-    let needs_s3 = spec.system.value == "s3"
-        || (speaks_s3 && matches!(w.kind.value, WorkloadKind::S3Object | WorkloadKind::Fencing));
+    let needs_s3 = spec.system.value == "s3" || (speaks_s3 && w.kind.value.needs_object_store());
     if needs_s3 && spec.s3.is_none() {
         problems.at(
             &spec.system.referenced,
@@ -1028,17 +1011,22 @@ fn validate_sections(spec: &Scenario, problems: &mut Problems) {
         );
     }
     // The per-kind sections: each belongs to its workload, located at the section.
-    let misplaced = |section: &str, kind: &str, at: &Location| {
+    let taken = |key: &str| w.kind.value.takes().contains(&key);
+    let owners = |key: &str| crate::workloads::names_where(|k| k.takes().contains(&key)).join(", ");
+    let misplaced = |section: &str, at: &Location| {
         (
             *at,
             format!("workload.{section}"),
-            format!("`{section}:` applies to the {kind} workload only"),
+            format!(
+                "`{section}:` applies to the {} workload only",
+                owners(section)
+            ),
         )
     };
     let mut section_problems = Vec::new();
     if let Some(mix) = &w.mix {
-        if w.kind.value != WorkloadKind::S3Object {
-            section_problems.push(misplaced("mix", "s3-object", &mix.referenced));
+        if !taken("mix") {
+            section_problems.push(misplaced("mix", &mix.referenced));
         }
         if mix.value.total() == 0 {
             section_problems.push((
@@ -1049,8 +1037,8 @@ fn validate_sections(spec: &Scenario, problems: &mut Problems) {
         }
     }
     if let Some(fencing) = &w.fencing {
-        if w.kind.value != WorkloadKind::Fencing {
-            section_problems.push(misplaced("fencing", "fencing", &fencing.referenced));
+        if !taken("fencing") {
+            section_problems.push(misplaced("fencing", &fencing.referenced));
         }
         if fencing.value.terms == 0 || fencing.value.contenders == 0 {
             section_problems.push((
@@ -1061,8 +1049,8 @@ fn validate_sections(spec: &Scenario, problems: &mut Problems) {
         }
     }
     if let Some(stream) = &w.stream {
-        if w.kind.value != WorkloadKind::Stream {
-            section_problems.push(misplaced("stream", "stream", &stream.referenced));
+        if !taken("stream") {
+            section_problems.push(misplaced("stream", &stream.referenced));
         }
         if stream.value.length == 0 {
             section_problems.push((
@@ -1073,8 +1061,8 @@ fn validate_sections(spec: &Scenario, problems: &mut Problems) {
         }
     }
     if let Some(lease) = &w.lease {
-        if w.kind.value != WorkloadKind::Lease {
-            section_problems.push(misplaced("lease", "lease", &lease.referenced));
+        if !taken("lease") {
+            section_problems.push(misplaced("lease", &lease.referenced));
         }
         if lease.value.close_after.0 <= lease.value.recover_after.0 {
             section_problems.push((
@@ -1097,19 +1085,25 @@ fn validate_sections(spec: &Scenario, problems: &mut Problems) {
                 ),
             ));
         }
-        if matches!(w.kind.value, WorkloadKind::Fencing | WorkloadKind::Lease) {
+        if !w.kind.value.plays_through_processes() {
             section_problems.push((
                 lasts.referenced,
                 "workload.lasts-past".into(),
-                "`lasts-past:` applies to the workloads of processes (register, set, create, s3-object, stream)".into(),
+                format!(
+                    "`lasts-past:` applies to the workloads of processes ({})",
+                    crate::workloads::names_where(|k| k.plays_through_processes()).join(", ")
+                ),
             ));
         }
     }
-    if w.duplicate_after.is_some() && w.kind.value != WorkloadKind::Create {
+    if w.duplicate_after.is_some() && !taken("duplicate-after") {
         section_problems.push((
             w.kind.referenced,
             "workload.duplicate-after".into(),
-            "duplicate-after applies to the create workload only".into(),
+            format!(
+                "duplicate-after applies to the {} workload only",
+                owners("duplicate-after")
+            ),
         ));
     }
     if w.duration.0.is_zero() {
@@ -1147,7 +1141,7 @@ fn validate_checks(spec: &Scenario, problems: &mut Problems) {
         match &check.value {
             CheckSpec::Durable(_) | CheckSpec::RetryConsistent(_) | CheckSpec::StaysUp(_) => {}
             CheckSpec::Staleness(_) => {
-                if w.kind.value != WorkloadKind::Register {
+                if w.kind.value != WorkloadKind::REGISTER {
                     problems.at(
                         &check.referenced,
                         format!("checks[{i}].staleness"),
@@ -1170,7 +1164,7 @@ fn validate_checks(spec: &Scenario, problems: &mut Problems) {
                 }
             }
             CheckSpec::Fencing(_) => {
-                if w.kind.value != WorkloadKind::Fencing {
+                if w.kind.value != WorkloadKind::FENCING {
                     problems.at(
                         &check.referenced,
                         format!("checks[{i}].fencing"),

@@ -158,7 +158,12 @@ const CHOICES: &[Choices] = &[
     Choices {
         of_type: "WorkloadKind",
         noun: "workload kind",
-        names: || names_of(super::WORKLOAD_KINDS),
+        names: || {
+            crate::workloads::names()
+                .iter()
+                .map(|n| n.to_string())
+                .collect()
+        },
     },
     Choices {
         of_type: "Action",
@@ -173,7 +178,12 @@ const CHOICES: &[Choices] = &[
     Choices {
         of_type: "CheckSpec",
         noun: "check",
-        names: || super::CHECK_NAMES.iter().map(|n| n.to_string()).collect(),
+        names: || {
+            super::CheckSpec::names()
+                .iter()
+                .map(|n| n.to_string())
+                .collect()
+        },
     },
     Choices {
         of_type: "PartitionMode",
@@ -511,7 +521,7 @@ mod tests {
             refused::<WorkloadKind>("!custom register"),
             format!(
                 "`!custom` (a YAML tag) is not a workload kind; one of: {} (written plain, without `!`)",
-                names_of(WORKLOAD_KINDS).join(", ")
+                crate::workloads::names().join(", ")
             )
         );
     }

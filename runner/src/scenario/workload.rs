@@ -2,49 +2,8 @@
 
 use super::*;
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum WorkloadKind {
-    /// read / write / cas on a few keys, unique written values.
-    Register,
-    /// add unique values to a few sets, read them whole (final reads feed the durable check).
-    Set,
-    /// create fresh keys if absent (cas [null, v]), one request each, resent when the answer is
-    /// lost (`retries`); final reads read every created key.
-    Create,
-    /// get / put / delete / put-if-none-match / put-if-match on a few S3 objects, unique bodies
-    /// (the `s3-object` model).
-    S3Object,
-    /// chaos-s3's fencing protocol over conditional writes: rounds of takeovers raced by
-    /// writers that keep uploading (checked by `fencing`).
-    Fencing,
-    /// hsync'd files and lease recovery (Ozone, FSO bucket): `lease.files` files start at
-    /// `rate`; each file's writer creates and hsyncs it, another process calls recoverLease on
-    /// it `lease.recover-after` later, and the writer closes it `lease.close-after` the hsync
-    /// (see [`LeaseSpec`]). The workload lasts `duration`, and longer if a file is not closed
-    /// yet; final reads look every file up.
-    Lease,
-    /// Fresh keys written with data through a system's streaming client, run in a node's
-    /// container (Ozone: `ozone sh key put --stream`), `stream.length` bytes each (`put`, a
-    /// write for `durable`); final reads read every key back whole and compare its bytes.
-    Stream,
-}
-
-impl WorkloadKind {
-    /// The operation kinds (`f`) the workload records in history.jsonl, its final reads and
-    /// resends among them: what a `reached:` filter's `f:` can name.
-    pub fn operation_kinds(self) -> &'static [&'static str] {
-        match self {
-            WorkloadKind::Register => &["read", "write", "cas"],
-            WorkloadKind::Set => &["read", "add", "final-read"],
-            WorkloadKind::Create => &["cas", "resend", "read"],
-            WorkloadKind::S3Object => &["get", "put", "delete"],
-            WorkloadKind::Fencing => &["takeover", "upload", "read"],
-            WorkloadKind::Lease => &["hsync", "recover-lease", "close", "final-read"],
-            WorkloadKind::Stream => &["put", "final-read"],
-        }
-    }
-}
+/// A workload kind is a type of the workloads module (its registry says what each does).
+pub use crate::workloads::WorkloadKind;
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]

@@ -18,7 +18,7 @@ pub const CLIENT_PORT: u16 = 2379;
 
 pub const INFO: SystemInfo = SystemInfo {
     name: "etcd",
-    workloads: &[WorkloadKind::Register, WorkloadKind::Create],
+    workloads: &[WorkloadKind::REGISTER, WorkloadKind::CREATE],
     has_roles: true,
     ready_within: std::time::Duration::from_secs(120),
     make: |cluster, settings| Box::new(Etcd::new(cluster, settings)),
@@ -97,7 +97,7 @@ impl SystemAdapter for Etcd {
     }
 
     async fn connect(&self, node: &str) -> Result<Box<dyn SystemClient>, String> {
-        if self.workload == WorkloadKind::Create {
+        if self.workload == WorkloadKind::CREATE {
             let base = self
                 .endpoints
                 .get(node)

@@ -34,7 +34,7 @@ use crate::scenario::{Role, WorkloadKind};
 
 pub const INFO: SystemInfo = SystemInfo {
     name: "garage",
-    workloads: &[WorkloadKind::S3Object, WorkloadKind::Fencing],
+    workloads: &[WorkloadKind::S3_OBJECT, WorkloadKind::FENCING],
     has_roles: false,
     ready_within: std::time::Duration::from_secs(120),
     make: |cluster, settings| Box::new(Garage::new(cluster, settings)),

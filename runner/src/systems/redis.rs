@@ -17,7 +17,7 @@ pub const CLIENT_PORT: u16 = 6379;
 
 pub const INFO: SystemInfo = SystemInfo {
     name: "redis",
-    workloads: &[WorkloadKind::Set],
+    workloads: &[WorkloadKind::SET],
     has_roles: true,
     ready_within: std::time::Duration::from_secs(120),
     make: |cluster, settings| Box::new(Redis::new(cluster, settings)),

@@ -22,7 +22,7 @@ use crate::scenario::{EtagForm, Role, S3Spec, WorkloadKind};
 
 pub const INFO: SystemInfo = SystemInfo {
     name: "s3",
-    workloads: &[WorkloadKind::S3Object, WorkloadKind::Fencing],
+    workloads: &[WorkloadKind::S3_OBJECT, WorkloadKind::FENCING],
     has_roles: false,
     ready_within: std::time::Duration::from_secs(120),
     make: |cluster, settings| Box::new(S3::new(cluster, settings)),

@@ -20,10 +20,69 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{HarnessError, Result};
 use crate::recorder::Recorder;
 use crate::run_folder::{FencingLine, FencingLog, Probe};
+use crate::scenario::units::format_duration;
 use crate::scenario::FencingSpec;
 use crate::systems::SystemAdapter;
-use crate::workloads::WorkloadConfig;
+use crate::workloads::{Workload, WorkloadConfig, WorkloadContext};
 use checker::{Event, EventType};
+
+/// Fencing rounds of conditional writes through one object-store node.
+pub(super) struct Fencing;
+
+#[async_trait::async_trait]
+impl Workload for Fencing {
+    fn name(&self) -> &'static str {
+        "fencing"
+    }
+
+    fn operation_kinds(&self) -> &'static [&'static str] {
+        &["takeover", "upload", "read"]
+    }
+
+    fn key(&self, index: u32) -> String {
+        format!("o{index}")
+    }
+
+    fn takes(&self) -> &'static [&'static str] {
+        &["fencing"]
+    }
+
+    fn needs_object_store(&self) -> bool {
+        true
+    }
+
+    fn plays_through_processes(&self) -> bool {
+        false
+    }
+
+    fn describe(&self, c: &WorkloadConfig) -> String {
+        format!(
+            "fencing rounds through {}, {}/s for {}",
+            c.nodes[0],
+            c.rate,
+            format_duration(c.duration)
+        )
+    }
+
+    /// Its rounds read what they wrote themselves.
+    fn final_read(&self) -> Option<&'static str> {
+        None
+    }
+
+    async fn play(&self, ctx: WorkloadContext) -> Result<()> {
+        let c = &ctx.config;
+        let store = ctx
+            .adapter
+            .object_store(&c.nodes[0], c.timeout)
+            .ok_or_else(|| {
+                HarnessError::BadInput("the fencing workload needs an object store".into())
+            })?;
+        let log = FencingLog::create(&ctx.run_dir)
+            .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
+        run_rounds(store, &ctx.recorder, &log, c, &c.fencing, ctx.cancel).await;
+        Ok(())
+    }
+}
 
 pub async fn run_rounds(
     store: BucketStore,

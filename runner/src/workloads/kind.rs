@@ -1,20 +1,33 @@
-//! One interface for every workload: what it tells the terminal it will do, and playing it until
-//! its duration is over. `for_scenario` picks the implementation from the scenario's `kind:`,
-//! so the run never branches on the kind itself.
+//! Workloads as types: each kind a scenario's `workload: { kind: ... }` can name is one
+//! [`Workload`] (its name, the operations it records, its keys, how a process draws its next
+//! operation, which keys it touched, its final read, what it tells the terminal, how it plays,
+//! the `workload:` keys of its own), and `REGISTRY` (workloads/mod.rs) lists them once. Parsing
+//! `kind:`, validation, the run and the final reads ask the kind rather than naming kinds.
+//!
+//! A new workload kind is a module of `workloads/` with its type; its `mod` line, its constant
+//! and its line in `REGISTRY` in workloads/mod.rs; and its row in docs/scenarios.md (the
+//! systems that play it list it in their `SystemInfo::workloads`).
 
+use std::collections::HashMap;
+use std::fmt;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use async_trait::async_trait;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::WorkloadConfig;
-use crate::error::{HarnessError, Result};
+use super::{WorkloadConfig, REGISTRY};
+use crate::error::Result;
 use crate::recorder::Recorder;
-use crate::run_folder::FencingLog;
+use crate::scenario::named::{self, Named};
 use crate::scenario::units::format_duration;
-use crate::scenario::{FencingSpec, LeaseSpec, WorkloadKind, WorkloadSpec};
-use crate::systems::SystemAdapter;
+use crate::scenario::WorkloadSpec;
+use crate::systems::{Operation, SystemAdapter};
 
 /// What a workload plays against.
 pub struct WorkloadContext {
@@ -28,118 +41,206 @@ pub struct WorkloadContext {
     pub end: Arc<super::WorkloadEnd>,
 }
 
+/// A workload kind. Most play through processes (Jepsen's sense: one operation in flight
+/// each), which draw each operation from [`Workload::next`]; a kind that plays its own way
+/// (fencing rounds, lease files) overrides [`Workload::play`].
 #[async_trait]
-pub trait Workload: Send + Sync {
-    /// One line for the terminal: what the processes do, how fast, for how long.
-    fn describe(&self, config: &WorkloadConfig) -> String;
+pub trait Workload: Send + Sync + 'static {
+    /// Its name in `workload: { kind: ... }`.
+    fn name(&self) -> &'static str;
 
-    /// Plays until the duration is over or `cancel` fires, recording every operation.
-    async fn play(&self, ctx: WorkloadContext) -> Result<()>;
-}
+    /// The operation kinds (`f`) it records in history.jsonl, its final reads and resends
+    /// among them: what a `reached:` filter's `f:` can name.
+    fn operation_kinds(&self) -> &'static [&'static str];
 
-/// The workload a scenario's `workload:` section asks for.
-pub fn for_scenario(spec: &WorkloadSpec) -> Box<dyn Workload> {
-    match spec.kind.value {
-        WorkloadKind::Fencing => Box::new(Fencing {
-            shape: spec
-                .fencing
-                .as_ref()
-                .map(|f| f.value.clone())
-                .unwrap_or_default(),
-        }),
-        WorkloadKind::Lease => Box::new(Lease {
-            shape: spec
-                .lease
-                .as_ref()
-                .map(|l| l.value.clone())
-                .unwrap_or_default(),
-        }),
-        // register, set, create, s3-object, stream: processes through the adapter's clients.
-        _ => Box::new(Processes),
+    /// The name of its key number `index` (of `keys:`).
+    fn key(&self, index: u32) -> String;
+
+    /// The `workload:` keys only this kind takes (`mix`, `fencing`, `duplicate-after`, ...).
+    fn takes(&self) -> &'static [&'static str] {
+        &[]
     }
-}
 
-/// Processes, each with one operation in flight, through the system adapter's clients.
-struct Processes;
+    /// Whether it plays on an object store (the `s3:` section of a system that speaks S3).
+    fn needs_object_store(&self) -> bool {
+        false
+    }
 
-#[async_trait]
-impl Workload for Processes {
+    /// Whether it plays through processes, which `lasts-past:` keeps going.
+    fn plays_through_processes(&self) -> bool {
+        true
+    }
+
+    /// When it ends at the latest: its duration unless it waits for more.
+    fn longest(&self, spec: &WorkloadSpec) -> Duration {
+        spec.duration.0
+    }
+
+    /// One line for the terminal: what the processes do, how fast, for how long.
     fn describe(&self, c: &WorkloadConfig) -> String {
-        let length = format_duration(c.duration);
-        if c.kind == WorkloadKind::Stream {
-            format!(
-                "{} processes streaming fresh keys of {} bytes, {}/s for {length}",
-                c.processes, c.stream_length, c.rate
-            )
-        } else {
-            format!(
-                "{} processes, {} keys, {}/s for {length}",
-                c.processes, c.keys, c.rate
-            )
+        format!(
+            "{} processes, {} keys, {}/s for {}",
+            c.processes,
+            c.keys,
+            c.rate,
+            format_duration(c.duration)
+        )
+    }
+
+    /// The next operation of one process, from the values it last saw per key and the run's
+    /// counter of unique values. A kind that plays its own way draws none: a read of its first
+    /// key stands for one.
+    fn next(
+        &self,
+        _config: &WorkloadConfig,
+        _rng: &mut ChaCha8Rng,
+        _last_seen: &HashMap<String, Value>,
+        _values: &AtomicU64,
+    ) -> Operation {
+        Operation {
+            f: "get",
+            key: self.key(0),
+            value: Value::Null,
         }
     }
 
+    /// What a process remembers of an operation answered OK (what its next cas expects):
+    /// the value it read or wrote, a cas's new value.
+    fn remember(&self, last_seen: &mut HashMap<String, Value>, op: &Operation, answer: &Value) {
+        let seen = match op.f {
+            "cas" => answer.get(1).cloned().unwrap_or(Value::Null),
+            _ => answer.clone(),
+        };
+        last_seen.insert(op.key.clone(), seen);
+    }
+
+    /// Every key it may have touched: what final reads and per-node lookups read.
+    fn touched_keys(&self, config: &WorkloadConfig) -> Vec<String> {
+        (0..config.keys).map(|k| self.key(k)).collect()
+    }
+
+    /// The operation (`f`) of its final reads, None when it has none. The durable check reads
+    /// a set's (a file's) final state from operations named final-read.
+    fn final_read(&self) -> Option<&'static str> {
+        Some("read")
+    }
+
+    /// Plays until the duration is over or `cancel` fires, recording every operation.
     async fn play(&self, ctx: WorkloadContext) -> Result<()> {
         super::run_until(ctx.adapter, ctx.recorder, ctx.config, ctx.cancel, ctx.end).await;
         Ok(())
     }
 }
 
-/// Fencing rounds of conditional writes through one object-store node (fencing.rs).
-struct Fencing {
-    shape: FencingSpec,
+/// The created keys, for the kinds that make a fresh key per operation.
+pub(super) fn created(config: &WorkloadConfig) -> Vec<String> {
+    config.created.lock().map(|c| c.clone()).unwrap_or_default()
 }
 
-#[async_trait]
-impl Workload for Fencing {
-    fn describe(&self, c: &WorkloadConfig) -> String {
-        format!(
-            "fencing rounds through {}, {}/s for {}",
-            c.nodes[0],
-            c.rate,
-            format_duration(c.duration)
-        )
+/// A workload kind, as a scenario names it: a handle on its [`Workload`] in the registry.
+#[derive(Clone, Copy)]
+pub struct WorkloadKind(pub(super) &'static dyn Workload);
+
+impl WorkloadKind {
+    /// The kind of a name (`kind:`).
+    pub fn named(name: &str) -> Option<WorkloadKind> {
+        REGISTRY.iter().find(|k| k.name() == name).copied()
     }
 
-    async fn play(&self, ctx: WorkloadContext) -> Result<()> {
-        let c = &ctx.config;
-        let store = ctx
-            .adapter
-            .object_store(&c.nodes[0], c.timeout)
-            .ok_or_else(|| {
-                HarnessError::BadInput("the fencing workload needs an object store".into())
-            })?;
-        let log = FencingLog::create(&ctx.run_dir)
-            .map_err(|e| HarnessError::infra(format!("cannot write the run folder: {e}")))?;
-        super::fencing::run_rounds(store, &ctx.recorder, &log, c, &self.shape, ctx.cancel).await;
-        Ok(())
+    pub fn workload(self) -> &'static dyn Workload {
+        self.0
+    }
+
+    pub fn name(self) -> &'static str {
+        self.0.name()
     }
 }
 
-/// Files hsync'd, raced by recoverLease and closed (lease.rs).
-struct Lease {
-    shape: LeaseSpec,
+/// Every kind's name, in registry order.
+pub fn names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| REGISTRY.iter().map(|k| k.name()).collect())
 }
 
-#[async_trait]
-impl Workload for Lease {
-    fn describe(&self, c: &WorkloadConfig) -> String {
-        format!(
-            "hsync'd files raced by recoverLease, {}/s for {}",
-            c.rate,
-            format_duration(c.duration)
-        )
-    }
+/// The names of the kinds for which `which` holds, in registry order.
+pub fn names_where(which: impl Fn(&dyn Workload) -> bool) -> Vec<&'static str> {
+    REGISTRY
+        .iter()
+        .filter(|k| which(k.workload()))
+        .map(|k| k.name())
+        .collect()
+}
 
-    async fn play(&self, ctx: WorkloadContext) -> Result<()> {
-        super::lease::run_files(
-            ctx.adapter,
-            ctx.recorder,
-            ctx.config,
-            self.shape.clone(),
-            ctx.cancel,
-        )
-        .await;
-        Ok(())
+impl std::ops::Deref for WorkloadKind {
+    type Target = dyn Workload;
+    fn deref(&self) -> &(dyn Workload + 'static) {
+        self.0
+    }
+}
+
+impl PartialEq for WorkloadKind {
+    fn eq(&self, other: &WorkloadKind) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for WorkloadKind {}
+
+impl fmt::Debug for WorkloadKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for WorkloadKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for WorkloadKind {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// As a unit-only enum of the registry's names deserializes (the messages serde gives one).
+impl<'de> Deserialize<'de> for WorkloadKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        named::deserialize(deserializer)
+    }
+}
+
+impl Named for WorkloadKind {
+    const ENUM: &'static str = "WorkloadKind";
+    fn names() -> &'static [&'static str] {
+        names()
+    }
+    fn named(name: &str) -> Option<WorkloadKind> {
+        WorkloadKind::named(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One kind per name; what a kind takes belongs to it alone, and a name reads back as its
+    /// kind.
+    #[test]
+    fn the_registry_holds_together() {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut keys = std::collections::BTreeSet::new();
+        for kind in REGISTRY {
+            assert!(seen.insert(kind.name()), "{kind} twice");
+            for key in kind.workload().takes() {
+                assert!(keys.insert(*key), "{key} taken twice");
+            }
+            let read: WorkloadKind =
+                serde_json::from_value(serde_json::json!(kind.name())).unwrap();
+            assert_eq!(read, *kind);
+        }
+        let err = serde_json::from_str::<WorkloadKind>("\"queue\"").unwrap_err();
+        assert!(err.to_string().contains("`stream`"), "{err}");
     }
 }

@@ -19,10 +19,73 @@ use tokio::time::Instant;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::error::Result;
 use crate::recorder::Recorder;
-use crate::scenario::LeaseSpec;
+use crate::scenario::units::format_duration;
+use crate::scenario::{LeaseSpec, WorkloadSpec};
 use crate::systems::{Operation, Outcome, SystemAdapter, SystemClient};
-use crate::workloads::WorkloadConfig;
+use crate::workloads::{kind, Workload, WorkloadConfig, WorkloadContext};
+
+/// Files hsync'd, raced by recoverLease and closed.
+pub(super) struct Lease;
+
+#[async_trait::async_trait]
+impl Workload for Lease {
+    fn name(&self) -> &'static str {
+        "lease"
+    }
+
+    fn operation_kinds(&self) -> &'static [&'static str] {
+        &["hsync", "recover-lease", "close", "final-read"]
+    }
+
+    fn key(&self, index: u32) -> String {
+        file_name(u64::from(index))
+    }
+
+    fn takes(&self) -> &'static [&'static str] {
+        &["lease"]
+    }
+
+    fn plays_through_processes(&self) -> bool {
+        false
+    }
+
+    /// Its duration, or the close of its last file when that comes later (it waits for it).
+    fn longest(&self, spec: &WorkloadSpec) -> Duration {
+        let lease = spec
+            .lease
+            .as_ref()
+            .map(|l| l.value.clone())
+            .unwrap_or_default();
+        let last_start = Duration::from_secs_f64(f64::from(lease.files) / spec.rate.0);
+        spec.duration
+            .0
+            .max(last_start.saturating_add(lease.close_after.0))
+    }
+
+    fn describe(&self, c: &WorkloadConfig) -> String {
+        format!(
+            "hsync'd files raced by recoverLease, {}/s for {}",
+            c.rate,
+            format_duration(c.duration)
+        )
+    }
+
+    fn touched_keys(&self, config: &WorkloadConfig) -> Vec<String> {
+        kind::created(config)
+    }
+
+    fn final_read(&self) -> Option<&'static str> {
+        Some("final-read")
+    }
+
+    async fn play(&self, ctx: WorkloadContext) -> Result<()> {
+        let shape = ctx.config.lease.clone();
+        run_files(ctx.adapter, ctx.recorder, ctx.config, shape, ctx.cancel).await;
+        Ok(())
+    }
+}
 
 /// The file names of the lease workload: f0, f1, ...
 pub fn file_name(index: u64) -> String {
@@ -229,7 +292,7 @@ mod tests {
             duration: Duration::from_secs(40),
             timeout: Duration::from_secs(5),
             nodes: vec!["om1".into()],
-            ..WorkloadConfig::example(WorkloadKind::Lease)
+            ..WorkloadConfig::example(WorkloadKind::LEASE)
         });
         let shape = LeaseSpec {
             files: 2,

@@ -1,5 +1,7 @@
 //! Workloads: processes (Jepsen's sense: at most one operation in flight each) that issue
-//! operations at a set rate through a system adapter's clients, and record each one.
+//! operations at a set rate through a system adapter's clients, and record each one. Each kind
+//! is a [`Workload`] (kind.rs) in its own module, listed once in [`REGISTRY`] here; the processes,
+//! their end and the final reads here serve every kind.
 
 mod create;
 pub mod fencing;
@@ -10,7 +12,7 @@ mod s3_object;
 mod set;
 mod stream;
 
-pub use kind::{for_scenario, Workload, WorkloadContext};
+pub use kind::{names, names_where, Workload, WorkloadContext, WorkloadKind};
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::AtomicU64;
@@ -24,8 +26,30 @@ use tokio_util::sync::CancellationToken;
 
 use crate::recorder::Recorder;
 use crate::scenario::plan::rng_for;
-use crate::scenario::{S3Mix, WorkloadKind, WorkloadSpec};
+use crate::scenario::{FencingSpec, LeaseSpec, S3Mix, WorkloadSpec};
 use crate::systems::{Operation, Outcome, SystemAdapter, SystemClient, CREATE};
+
+/// Every workload kind, in the order docs/scenarios.md and `kind:`'s error message list them.
+/// A new kind is its `mod` line above, its constant below and one line here.
+pub static REGISTRY: &[WorkloadKind] = &[
+    WorkloadKind::REGISTER,
+    WorkloadKind::SET,
+    WorkloadKind::CREATE,
+    WorkloadKind::S3_OBJECT,
+    WorkloadKind::FENCING,
+    WorkloadKind::LEASE,
+    WorkloadKind::STREAM,
+];
+
+impl WorkloadKind {
+    pub const REGISTER: WorkloadKind = WorkloadKind(&register::Register);
+    pub const SET: WorkloadKind = WorkloadKind(&set::Set);
+    pub const CREATE: WorkloadKind = WorkloadKind(&create::Create);
+    pub const S3_OBJECT: WorkloadKind = WorkloadKind(&s3_object::S3Object);
+    pub const FENCING: WorkloadKind = WorkloadKind(&fencing::Fencing);
+    pub const LEASE: WorkloadKind = WorkloadKind(&lease::Lease);
+    pub const STREAM: WorkloadKind = WorkloadKind(&stream::Stream);
+}
 
 pub struct WorkloadConfig {
     pub kind: WorkloadKind,
@@ -48,6 +72,10 @@ pub struct WorkloadConfig {
     pub stream_length: u64,
     /// create: send every call answered OK once more this long after its answer (`resend`).
     pub duplicate_after: Option<Duration>,
+    /// fencing: the shape of each round.
+    pub fencing: FencingSpec,
+    /// lease: the life of each file.
+    pub lease: LeaseSpec,
 }
 
 impl WorkloadConfig {
@@ -70,6 +98,16 @@ impl WorkloadConfig {
                 || crate::scenario::StreamSpec::default().length,
                 |s| s.value.length,
             ),
+            fencing: workload
+                .fencing
+                .as_ref()
+                .map(|f| f.value.clone())
+                .unwrap_or_default(),
+            lease: workload
+                .lease
+                .as_ref()
+                .map(|l| l.value.clone())
+                .unwrap_or_default(),
         }
     }
 }
@@ -262,24 +300,7 @@ async fn process_loop(
             answered.push_back((Instant::now(), op.clone()));
         }
         match &outcome {
-            Outcome::Ok(value) if config.kind == WorkloadKind::S3Object => {
-                // What put-if-match expects: the last ETag this process saw for the key.
-                match value.get("etag").filter(|e| e.is_string()) {
-                    Some(etag) => {
-                        last_seen.insert(op.key.clone(), etag.clone());
-                    }
-                    None => {
-                        last_seen.remove(&op.key);
-                    }
-                }
-            }
-            Outcome::Ok(value) => {
-                let seen = match op.f {
-                    "cas" => value.get(1).cloned().unwrap_or(Value::Null),
-                    _ => value.clone(),
-                };
-                last_seen.insert(op.key.clone(), seen);
-            }
+            Outcome::Ok(value) => config.kind.remember(&mut last_seen, &op, value),
             Outcome::Fail(_) => {}
             Outcome::Info(_) => {
                 // Its operation may still take effect: this process is done; a new one (new
@@ -293,63 +314,34 @@ async fn process_loop(
     }
 }
 
-/// The next operation of one process: each kind's own generator (one module each) draws it.
+/// The next operation of one process: its kind draws it.
 fn next_operation(
     config: &WorkloadConfig,
     rng: &mut ChaCha8Rng,
     last_seen: &HashMap<String, Value>,
     values: &AtomicU64,
 ) -> Operation {
-    match config.kind {
-        WorkloadKind::S3Object => s3_object::next(config, rng, last_seen, values),
-        // The fencing and lease workloads do not go through processes (see kind.rs).
-        WorkloadKind::Fencing | WorkloadKind::Lease => Operation {
-            f: "get",
-            key: key_name(config.kind, 0),
-            value: Value::Null,
-        },
-        WorkloadKind::Set => set::next(config, rng, values),
-        WorkloadKind::Stream => stream::next(config, values),
-        WorkloadKind::Create => create::next(config, values),
-        WorkloadKind::Register => register::next(config, rng, last_seen, values),
-    }
-}
-
-fn key_name(kind: WorkloadKind, index: u32) -> String {
-    match kind {
-        WorkloadKind::Register | WorkloadKind::Create => format!("k{index}"),
-        WorkloadKind::Set => format!("set{index}"),
-        WorkloadKind::S3Object | WorkloadKind::Fencing => format!("o{index}"),
-        WorkloadKind::Lease => format!("f{index}"),
-        WorkloadKind::Stream => format!("s{index}"),
-    }
+    config.kind.next(config, rng, last_seen, values)
 }
 
 /// Every key the workload may have touched: what final reads and per-node lookups read.
 pub fn touched_keys(config: &WorkloadConfig) -> Vec<String> {
-    match config.kind {
-        WorkloadKind::Create | WorkloadKind::Lease | WorkloadKind::Stream => {
-            config.created.lock().map(|c| c.clone()).unwrap_or_default()
-        }
-        _ => (0..config.keys).map(|k| key_name(config.kind, k)).collect(),
-    }
+    config.kind.touched_keys(config)
 }
 
-/// After the workload: read every key once through a node that answers, with fresh processes.
+/// After the workload: read every key once through a node that answers, with fresh processes
+/// (nothing for a kind without final reads).
 pub async fn final_reads(
     adapter: &dyn SystemAdapter,
     recorder: &Recorder,
     config: &WorkloadConfig,
     first_process: u64,
 ) {
+    let Some(f) = config.kind.final_read() else {
+        return;
+    };
     let mut process = first_process;
     let keys = touched_keys(config);
-    // The durable check reads a set's (a file's) final state from operations named final-read.
-    let f = match config.kind {
-        WorkloadKind::Set | WorkloadKind::Lease | WorkloadKind::Stream => "final-read",
-        WorkloadKind::S3Object => "get",
-        _ => "read",
-    };
     for key in keys {
         let op = Operation {
             f,
@@ -389,6 +381,8 @@ impl WorkloadConfig {
             burst: false,
             stream_length: 1,
             duplicate_after: None,
+            fencing: Default::default(),
+            lease: Default::default(),
         }
     }
 }
@@ -399,7 +393,7 @@ mod tests {
     use serde_json::json;
 
     fn config() -> WorkloadConfig {
-        WorkloadConfig::example(WorkloadKind::Register)
+        WorkloadConfig::example(WorkloadKind::REGISTER)
     }
 
     #[test]
@@ -435,7 +429,7 @@ mod tests {
     #[test]
     fn s3_operations_follow_the_mix_with_unique_bodies() {
         let mut config = config();
-        config.kind = WorkloadKind::S3Object;
+        config.kind = WorkloadKind::S3_OBJECT;
         config.mix = S3Mix {
             put_if_none_match: 3,
             delete: 1,
@@ -563,7 +557,7 @@ mod tests {
         let path = dir.join("history.jsonl");
         let recorder = Arc::new(Recorder::create(&path, Instant::now()).unwrap());
         let mut c = config();
-        c.kind = WorkloadKind::Create;
+        c.kind = WorkloadKind::CREATE;
         c.processes = 1;
         c.rate = 20.0;
         c.duration = Duration::from_millis(1500);

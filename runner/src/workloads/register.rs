@@ -7,18 +7,45 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 
-use super::{key_name, WorkloadConfig};
+use super::{Workload, WorkloadConfig};
 use crate::systems::Operation;
 
-/// Half reads; a quarter cas from the value this process last saw on the key (a write when it
-/// saw none); the rest writes.
-pub(super) fn next(
+pub(super) struct Register;
+
+impl Workload for Register {
+    fn name(&self) -> &'static str {
+        "register"
+    }
+
+    fn operation_kinds(&self) -> &'static [&'static str] {
+        &["read", "write", "cas"]
+    }
+
+    fn key(&self, index: u32) -> String {
+        format!("k{index}")
+    }
+
+    /// Half reads; a quarter cas from the value this process last saw on the key (a write when
+    /// it saw none); the rest writes.
+    fn next(
+        &self,
+        config: &WorkloadConfig,
+        rng: &mut ChaCha8Rng,
+        last_seen: &HashMap<String, Value>,
+        values: &AtomicU64,
+    ) -> Operation {
+        next(self, config, rng, last_seen, values)
+    }
+}
+
+fn next(
+    register: &Register,
     config: &WorkloadConfig,
     rng: &mut ChaCha8Rng,
     last_seen: &HashMap<String, Value>,
     values: &AtomicU64,
 ) -> Operation {
-    let key = key_name(config.kind, rng.random_range(0..config.keys));
+    let key = register.key(rng.random_range(0..config.keys));
     let roll: f64 = rng.random();
     let fresh = || Value::from(values.fetch_add(1, Ordering::Relaxed));
     if roll < 0.5 {

@@ -8,18 +8,69 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{json, Value};
 
-use super::{key_name, WorkloadConfig};
+use super::{Workload, WorkloadConfig};
 use crate::systems::Operation;
 
-/// One s3-object operation, drawn with the mix's weights. Bodies are unique; put-if-match
-/// expects the last ETag this process saw for the key (a plain get when it saw none).
-pub(super) fn next(
+pub(super) struct S3Object;
+
+impl Workload for S3Object {
+    fn name(&self) -> &'static str {
+        "s3-object"
+    }
+
+    fn operation_kinds(&self) -> &'static [&'static str] {
+        &["get", "put", "delete"]
+    }
+
+    fn key(&self, index: u32) -> String {
+        format!("o{index}")
+    }
+
+    fn takes(&self) -> &'static [&'static str] {
+        &["mix"]
+    }
+
+    fn needs_object_store(&self) -> bool {
+        true
+    }
+
+    /// One s3-object operation, drawn with the mix's weights. Bodies are unique; put-if-match
+    /// expects the last ETag this process saw for the key (a plain get when it saw none).
+    fn next(
+        &self,
+        config: &WorkloadConfig,
+        rng: &mut ChaCha8Rng,
+        last_seen: &HashMap<String, Value>,
+        values: &AtomicU64,
+    ) -> Operation {
+        next(self, config, rng, last_seen, values)
+    }
+
+    /// What put-if-match expects: the last ETag this process saw for the key.
+    fn remember(&self, last_seen: &mut HashMap<String, Value>, op: &Operation, answer: &Value) {
+        match answer.get("etag").filter(|e| e.is_string()) {
+            Some(etag) => {
+                last_seen.insert(op.key.clone(), etag.clone());
+            }
+            None => {
+                last_seen.remove(&op.key);
+            }
+        }
+    }
+
+    fn final_read(&self) -> Option<&'static str> {
+        Some("get")
+    }
+}
+
+fn next(
+    s3: &S3Object,
     config: &WorkloadConfig,
     rng: &mut ChaCha8Rng,
     last_seen: &HashMap<String, Value>,
     values: &AtomicU64,
 ) -> Operation {
-    let key = key_name(config.kind, rng.random_range(0..config.keys));
+    let key = s3.key(rng.random_range(0..config.keys));
     let m = config.mix;
     let mut roll = rng.random_range(0..m.total().max(1));
     let mut pick = |weight: u32| {

@@ -2,9 +2,8 @@
 //! bound of the highest (issue 7: a follower that stays behind after a snapshot install is a
 //! violation, with the figures), and, with `lookups: true`, every node gives the same answer to a
 //! lookup of every key the workload touched (replicas that diverge: one OM holds a file open at
-//! another length). The run writes converge.json from the adapter's probes
-//! ([`crate::systems::SystemAdapter::applied_indexes`],
-//! [`crate::systems::SystemAdapter::replica_lookups`]); the check reads only the run folder, so
+//! another length). The runner's `observe::record_convergence` writes converge.json from the
+//! adapter's probes after the final phase; the check reads only the run folder, so
 //! `chaos check RUN_DIR` re-checks it.
 
 use std::collections::BTreeMap;
@@ -17,32 +16,10 @@ use super::kind::{not_its_spec, Check, Inputs};
 use crate::error::Result;
 use crate::run_folder::{CheckResult, Converged};
 use crate::scenario::{CheckSpec, ConvergeSpec};
-use crate::systems::SystemAdapter;
 
 pub const FILE: &str = crate::run_folder::CONVERGE;
 
 pub use crate::run_folder::Lookups;
-
-/// Asks the adapter for every node's applied index and, when `lookup_keys` is given, every
-/// node's answer to a lookup of each key; writes converge.json (nothing for a system without
-/// the probe). A node that does not answer is written as null.
-pub async fn record(adapter: &dyn SystemAdapter, run_dir: &Path, lookup_keys: Option<&[String]>) {
-    let indexes = adapter.applied_indexes().await;
-    if indexes.is_empty() {
-        return;
-    }
-    let lookups = match lookup_keys {
-        Some(keys) => Some(adapter.replica_lookups(keys).await),
-        None => None,
-    };
-    let recorded = Converged {
-        applied: Some(indexes),
-        lookups,
-    };
-    if let Err(e) = recorded.write(run_dir) {
-        tracing::warn!("{e}");
-    }
-}
 
 pub struct Converge;
 

@@ -1,12 +1,13 @@
 //! Checks as types: each check a scenario can ask for is one [`Check`] (its scenario key, the
 //! files of the run folder it reads, whether it can run on a history file alone, how it runs,
 //! and the evidence it needs before a pass counts), and [`REGISTRY`] lists them once.
-//! `run_checks` asks the registry; [`of`] is the one place a parsed `CheckSpec` meets its check.
+//! `run_checks` asks the registry; [`of`] is the one place a parsed `CheckSpec` meets its check,
+//! by name. A check's name is its `scenario::CheckSpec` variant's (serde's, in kebab-case), and
+//! [`Check::name`] says it again: a test holds the two lists equal.
 //!
 //! A new check is a module of `checks/` with its type (declared in `checks/mod.rs`), its line in
-//! [`REGISTRY`] and in [`of`], a variant of `scenario::CheckSpec` with its settings and its name
-//! in `scenario::CHECK_NAMES`, its arm in `scenario/validate.rs`'s `validate_checks`, and its row
-//! in docs/scenarios.md.
+//! [`REGISTRY`], a variant of `scenario::CheckSpec` with its settings, its arm in
+//! `scenario/validate.rs`'s `validate_checks`, and its row in docs/scenarios.md.
 
 use std::path::Path;
 use std::time::Duration;
@@ -31,18 +32,15 @@ pub static REGISTRY: &[&dyn Check] = &[
     &stays_up::StaysUp,
 ];
 
-/// The check a scenario's `checks:` entry asks for (its settings stay in the spec).
+/// The check a scenario's `checks:` entry asks for (its settings stay in the spec): the
+/// registry's check of its name.
 pub fn of(spec: &CheckSpec) -> &'static dyn Check {
-    match spec {
-        CheckSpec::Linearizable(_) => &linearizable::Linearizable,
-        CheckSpec::Durable(_) => &durable::Durable,
-        CheckSpec::RetryConsistent(_) => &retry_consistent::RetryConsistent,
-        CheckSpec::Staleness(_) => &staleness::Staleness,
-        CheckSpec::Converge(_) => &converge::Converge,
-        CheckSpec::Fencing(_) => &fencing::Fencing,
-        CheckSpec::ConditionalWrites(_) => &fencing::ConditionalWrites,
-        CheckSpec::StaysUp(_) => &stays_up::StaysUp,
-    }
+    let name = spec.name();
+    REGISTRY
+        .iter()
+        .find(|c| c.name() == name)
+        .copied()
+        .unwrap_or_else(|| panic!("the check `{name}` is not in checks::kind::REGISTRY"))
 }
 
 /// What a check runs on: the history (read strictly), the run folder when there is one (None:
@@ -117,8 +115,8 @@ mod tests {
     #[test]
     fn the_registry_lists_every_scenario_check_once() {
         let names: Vec<&str> = REGISTRY.iter().map(|c| c.name()).collect();
-        assert_eq!(names, crate::scenario::CHECK_NAMES);
-        for name in crate::scenario::CHECK_NAMES {
+        assert_eq!(names, CheckSpec::names());
+        for name in CheckSpec::names() {
             let text = format!(
                 "{name}: {}",
                 match *name {

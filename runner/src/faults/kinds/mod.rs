@@ -21,7 +21,6 @@ use std::hash::{Hash, Hasher};
 use std::sync::OnceLock;
 
 use futures_util::future::BoxFuture;
-use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
@@ -29,6 +28,7 @@ use super::FaultEngine;
 use crate::cluster::Cluster;
 use crate::error::Result;
 use crate::run_folder::Grudge;
+use crate::scenario::named::{self, Named};
 use crate::scenario::plan::ActionParams;
 use crate::scenario::FaultStep;
 
@@ -420,61 +420,17 @@ impl Serialize for Action {
 /// As a unit-only enum of the registry's names deserializes (the messages serde gives one).
 impl<'de> Deserialize<'de> for Action {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        struct ActionVisitor;
-        impl<'de> Visitor<'de> for ActionVisitor {
-            type Value = Action;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("enum Action")
-            }
-            fn visit_enum<A: de::EnumAccess<'de>>(
-                self,
-                data: A,
-            ) -> std::result::Result<Action, A::Error> {
-                use de::VariantAccess;
-                let (Variant(action), variant) = data.variant::<Variant>()?;
-                variant.unit_variant()?;
-                Ok(action)
-            }
-        }
-        deserializer.deserialize_enum("Action", names(), ActionVisitor)
+        named::deserialize(deserializer)
     }
 }
 
-/// The variant name of an [`Action`].
-struct Variant(Action);
-
-impl<'de> Deserialize<'de> for Variant {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        struct VariantVisitor;
-        impl Visitor<'_> for VariantVisitor {
-            type Value = Variant;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("variant identifier")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Variant, E> {
-                REGISTRY
-                    .get(v as usize)
-                    .map(|f| Variant(Action(*f)))
-                    .ok_or_else(|| {
-                        de::Error::invalid_value(
-                            de::Unexpected::Unsigned(v),
-                            &format!("variant index 0 <= i < {}", REGISTRY.len()).as_str(),
-                        )
-                    })
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Variant, E> {
-                Action::named(v)
-                    .map(Variant)
-                    .ok_or_else(|| de::Error::unknown_variant(v, names()))
-            }
-            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<Variant, E> {
-                match std::str::from_utf8(v) {
-                    Ok(s) => self.visit_str(s),
-                    Err(_) => Err(de::Error::invalid_value(de::Unexpected::Bytes(v), &self)),
-                }
-            }
-        }
-        deserializer.deserialize_identifier(VariantVisitor)
+impl Named for Action {
+    const ENUM: &'static str = "Action";
+    fn names() -> &'static [&'static str] {
+        names()
+    }
+    fn named(name: &str) -> Option<Action> {
+        Action::named(name)
     }
 }
 

@@ -92,12 +92,12 @@ directories.";
 pub const INFO: SystemInfo = SystemInfo {
     name: "ozone",
     workloads: &[
-        WorkloadKind::Register,
-        WorkloadKind::Create,
-        WorkloadKind::S3Object,
-        WorkloadKind::Fencing,
-        WorkloadKind::Lease,
-        WorkloadKind::Stream,
+        WorkloadKind::REGISTER,
+        WorkloadKind::CREATE,
+        WorkloadKind::S3_OBJECT,
+        WorkloadKind::FENCING,
+        WorkloadKind::LEASE,
+        WorkloadKind::STREAM,
     ],
     has_roles: true,
     ready_within: std::time::Duration::from_secs(300),
@@ -221,11 +221,10 @@ impl Ozone {
             sends_duplicates: settings.sends_duplicates,
             connect_timeout: settings.connect_timeout,
             setup: Arc::new(OnceCell::new()),
-            s3: matches!(
-                settings.workload,
-                WorkloadKind::S3Object | WorkloadKind::Fencing
-            )
-            .then(|| super::s3::S3::new(cluster, settings)),
+            s3: settings
+                .workload
+                .needs_object_store()
+                .then(|| super::s3::S3::new(cluster, settings)),
             workload: settings.workload,
             leader_hint: Default::default(),
             reads: ReadRoute::from_environment(&settings.environment),
@@ -618,15 +617,16 @@ impl SystemAdapter for Ozone {
     /// The native client talks to the OM service (failing over from OM to OM), the S3 and
     /// stream workloads to the gateway: never to the SCM or a datanode.
     fn client_nodes(&self) -> Option<Vec<String>> {
-        match self.workload {
-            WorkloadKind::S3Object | WorkloadKind::Fencing | WorkloadKind::Stream => Some(
+        if self.workload.needs_object_store() || self.workload == WorkloadKind::STREAM {
+            Some(
                 self.shells
                     .keys()
                     .filter(|n| n.starts_with("s3g"))
                     .cloned()
                     .collect(),
-            ),
-            _ => Some(self.rpc.keys().cloned().collect()),
+            )
+        } else {
+            Some(self.rpc.keys().cloned().collect())
         }
         .filter(|nodes: &Vec<String>| !nodes.is_empty())
     }
@@ -677,7 +677,7 @@ impl SystemAdapter for Ozone {
         }
         self.ensure_volume_and_buckets().await?;
         let om = self.om_client();
-        if self.workload == WorkloadKind::Stream {
+        if self.workload == WorkloadKind::STREAM {
             let container = self
                 .shells
                 .get(node)
@@ -703,11 +703,13 @@ impl SystemAdapter for Ozone {
     /// Each OM made leader in turn (a follower does not serve reads) and asked alone for every
     /// key: `{"length": n, "open": bool}`, `"absent"`, or `{"error": ...}`.
     async fn replica_lookups(&self, keys: &[String]) -> crate::run_folder::Lookups {
-        let bucket = match self.workload {
-            WorkloadKind::Lease => FILES,
-            WorkloadKind::Create | WorkloadKind::Register => BUCKET,
+        let bucket = if self.workload == WorkloadKind::LEASE {
+            FILES
+        } else if [WorkloadKind::CREATE, WorkloadKind::REGISTER].contains(&self.workload) {
+            BUCKET
+        } else {
             // The s3-object workload's objects live in s3v, behind the gateway.
-            _ => return BTreeMap::new(),
+            return BTreeMap::new();
         };
         let mut out = BTreeMap::new();
         for (om, addr) in &self.rpc {
