@@ -146,6 +146,7 @@ mod tests {
             wall_s: 12.5,
             confirmed: true,
             survey: false,
+            shard: Some("1/2".into()),
             conclusion: "confirmed".into(),
             exit_code: 0,
             builds: vec![ComparedBuild {
