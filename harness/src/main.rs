@@ -179,9 +179,13 @@ struct CompareArgs {
     /// every one of them, into a share's folder for --merge.
     #[arg(long, conflicts_with = "merge")]
     shard: Option<chaos::suite::Shard>,
+    /// Play each seed's runs on both builds at once (two clusters side by side), when the
+    /// machine's available memory holds both (4 GiB a cluster); otherwise one at a time.
+    #[arg(long)]
+    side_by_side: bool,
     /// Join the folders of every share of one comparison (--shard) into one comparison, its
     /// page and its conclusion.
-    #[arg(long, num_args = 1.., value_name = "DIR", conflicts_with_all = ["scenario", "builds", "versions", "seeds", "all_seeds"])]
+    #[arg(long, num_args = 1.., value_name = "DIR", conflicts_with_all = ["scenario", "builds", "versions", "seeds", "all_seeds", "side_by_side"])]
     merge: Vec<PathBuf>,
     /// Reports folder: the comparison goes to OUT/compare/<scenario>/<UTC time>/.
     #[arg(long, default_value = "reports")]
@@ -396,6 +400,7 @@ async fn dispatch(cli: Cli) -> i32 {
                 seeds: args.seeds.map(|s| s.0).unwrap_or_default(),
                 all_seeds: args.all_seeds,
                 shard: args.shard,
+                side_by_side: args.side_by_side,
                 out: args.out,
                 ready_timeout: args.ready_timeout,
                 paths_from: PathBuf::new(),

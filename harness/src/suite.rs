@@ -744,6 +744,7 @@ impl Comparison {
             // stopping rule does not know: every seed is played.
             all_seeds: self.expect == CompareExpect::FixConfirmedWhereReached,
             shard: None,
+            side_by_side: false,
             out: out.to_path_buf(),
             ready_timeout,
             paths_from: self.paths_from.clone(),

@@ -85,8 +85,11 @@ fn named_only_by_its_module_and(registry: &str, folder: &str, listed: &[(String,
             "{ty} is not declared in {home}"
         );
         let path = Regex::new(&format!(r"\b{module}::{ty}\b")).unwrap();
+        // Within the registry's crate: a check and a workload kind may share a name (fencing).
+        let krate = registry.split('/').next().unwrap_or_default();
         let naming: BTreeSet<&str> = sources
             .iter()
+            .filter(|(name, _)| name.split('/').next() == Some(krate))
             .filter(|(_, text)| path.is_match(text))
             .map(|(name, _)| name.as_str())
             .collect();

@@ -282,3 +282,77 @@ fn a_distribution_folder_builds_an_image_whose_cluster_serves() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A release with Apache Ratis swapped for another version from Maven Central (issue 41,
+/// affected versions): `--swap ratis=3.2.2` builds chaos-ozone:2.2.0-ratis3.2.2, whose
+/// /opt/ozone/lib holds one version of each artifact (ratis-server at 3.2.2; the artifacts
+/// Central has no 3.2.2 of stay at 3.2.1, once), and a cluster from it becomes ready and
+/// serves. A version Central does not have is refused in one line, no image left.
+#[test]
+fn a_ratis_swap_builds_an_image_whose_cluster_serves() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let built = chaos(&[
+        "images",
+        "build",
+        "ozone",
+        "--swap",
+        "ratis=3.2.2",
+        "--version",
+        "2.2.0",
+    ]);
+    assert_eq!(built.status.code(), Some(0), "{}", error_line(&built));
+    let tag = String::from_utf8_lossy(&built.stdout).trim().to_string();
+    assert_eq!(tag, "chaos-ozone:2.2.0-ratis3.2.2");
+    let listed = Command::new("docker")
+        .args(["run", "--rm", "--entrypoint", "ls", &tag, "/opt/ozone/lib"])
+        .output()
+        .unwrap();
+    let jars = String::from_utf8_lossy(&listed.stdout).to_string();
+    let mut versions: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for jar in jars.lines().filter(|j| j.starts_with("ratis-")) {
+        let (artifact, version) =
+            chaos::cluster::ozone_swap::split_jar(jar).expect("name-version.jar");
+        versions.entry(artifact).or_default().push(version);
+    }
+    assert!(!versions.is_empty(), "{jars}");
+    for (artifact, found) in &versions {
+        assert_eq!(
+            found.len(),
+            1,
+            "{artifact}: {found:?}: one version per artifact"
+        );
+    }
+    assert_eq!(versions["ratis-server"], ["3.2.2"]);
+
+    let out = common::out_dir("swap", "ozone-short");
+    let mut command = common::chaos_run("harness/tests/fixtures/ozone-short.yaml", &[], &out);
+    command.env("OZONE_IMAGE", &tag);
+    let output = command.output().expect("chaos runs");
+    eprintln!(
+        "--- stdout\n{}--- stderr\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "the swapped build's cluster serves"
+    );
+
+    let refused = chaos(&[
+        "images",
+        "build",
+        "ozone",
+        "--swap",
+        "ratis=9.9.9",
+        "--version",
+        "2.2.0",
+    ]);
+    assert!(
+        matches!(refused.status.code(), Some(254 | 255)),
+        "{refused:?}"
+    );
+    let line = error_line(&refused);
+    assert!(line.contains("9.9.9"), "{line}");
+    assert!(!image_exists("chaos-ozone:2.2.0-ratis9.9.9"));
+}

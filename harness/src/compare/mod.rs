@@ -283,6 +283,8 @@ pub struct CompareOptions {
     pub all_seeds: bool,
     /// `--shard i/n`: play only this share of the (seed, build) pairs, every one of them.
     pub shard: Option<Shard>,
+    /// `--side-by-side`: a seed's runs on every build at once, where memory allows.
+    pub side_by_side: bool,
     pub out: PathBuf,
     pub ready_timeout: Option<std::time::Duration>,
     /// Where the builds' relative patch and distribution paths start: the suite file's folder
@@ -581,63 +583,60 @@ pub async fn play(
     let preconditions = !base.spec.reached.is_empty();
     let mut interrupted = false;
     let mut seeds_left = options.seeds.len() as u32;
+    let side_by_side = options.side_by_side && side_by_side_fits(&sides);
     'seeds: for (seed_index, seed) in options.seeds.iter().enumerate() {
-        for (build_index, side) in sides.iter_mut().enumerate() {
-            let Some(loaded) = side
-                .loaded
-                .as_ref()
-                .filter(|_| pairs.plays(seed_index, build_index))
-            else {
-                continue;
-            };
-            let run_dir = dir.join(&side.folder).join(format!("s{seed}"));
-            let run_options = crate::run::RunOptions {
-                seed: Some(*seed),
-                out: options.out.clone(),
-                ready_timeout: options.ready_timeout,
-                expect: None,
-                folder: Some(run_dir.clone()),
-                replay_of: None,
-                // The run alone would not play this build: the comparison of its seed does.
-                command: record_of(&[*seed]),
-            };
-            let run_started = Instant::now();
-            let (class, line, folder) =
-                match crate::run::run_scenario(loaded, &run_options, interrupt.clone()).await {
-                    Ok(outcome) => {
-                        let class = if outcome.exit_code == EXIT_INTERRUPTED {
-                            interrupted = true;
-                            Class::Error
-                        } else {
-                            Class::of_run(&outcome.run_dir)
-                        };
-                        (class, outcome.summary, outcome.run_dir)
-                    }
-                    Err(e) => {
-                        interrupted |= e.exit_code() == EXIT_INTERRUPTED;
-                        let first = e.to_string().lines().next().unwrap_or_default().to_string();
-                        eprintln!("error: {e}");
-                        (Class::Error, first, run_dir)
-                    }
+        // This seed's run on each build this share plays: one after the other, or side by
+        // side (each run is a cluster of its own, on a network of its own).
+        let runs: Vec<_> = sides
+            .iter()
+            .enumerate()
+            .filter(|(index, side)| side.loaded.is_some() && pairs.plays(seed_index, *index))
+            .map(|(index, side)| {
+                let run_dir = dir.join(&side.folder).join(format!("s{seed}"));
+                let run_options = crate::run::RunOptions {
+                    seed: Some(*seed),
+                    out: options.out.clone(),
+                    ready_timeout: options.ready_timeout,
+                    expect: None,
+                    folder: Some(run_dir),
+                    replay_of: None,
+                    // The run alone would not play this build: the comparison of its seed does.
+                    command: record_of(&[*seed]),
                 };
-            let seconds = run_started.elapsed().as_secs_f64();
-            let build = crate::run_folder::Build {
-                build: Some(side.label.clone()),
-                image: side.image.clone(),
-            };
-            let _ = build.write(&folder);
-            println!("[{}] seed {seed}: {} ({line})", side.label, class.word());
-            side.tally.add(class, seconds);
-            side.runs.push(ComparedRun {
-                seed: *seed,
-                class,
-                folder: folder.strip_prefix(&dir).unwrap_or(&folder).to_path_buf(),
-                seconds,
-                summary: line,
-            });
-            if interrupted {
-                break 'seeds;
+                let interrupt = interrupt.clone();
+                async move { (index, play_run(side, run_options, interrupt).await) }
+            })
+            .collect();
+        let played = if side_by_side {
+            futures_util::future::join_all(runs).await
+        } else {
+            let mut played = Vec::new();
+            for run in runs {
+                played.push(run.await);
             }
+            played
+        };
+        for (index, (run, stopped)) in played {
+            let side = &mut sides[index];
+            println!(
+                "[{}] seed {seed}: {} ({})",
+                side.label,
+                run.class.word(),
+                run.summary
+            );
+            side.tally.add(run.class, run.seconds);
+            side.runs.push(ComparedRun {
+                folder: run
+                    .folder
+                    .strip_prefix(&dir)
+                    .unwrap_or(&run.folder)
+                    .to_path_buf(),
+                ..run
+            });
+            interrupted |= stopped;
+        }
+        if interrupted {
+            break 'seeds;
         }
         seeds_left -= 1;
         // Stop once more seeds cannot change the conclusion (decide.rs has the rule).
@@ -684,6 +683,80 @@ pub async fn play(
         ..Default::default()
     };
     finish(record, dir, seeds_left, interrupted)
+}
+
+/// One run of a comparison: how it ended (its folder as it is on disk), and whether it was
+/// interrupted.
+async fn play_run(
+    side: &Side,
+    options: crate::run::RunOptions,
+    interrupt: CancellationToken,
+) -> (ComparedRun, bool) {
+    let run_dir = options.folder.clone().unwrap_or_default();
+    let seed = options.seed.unwrap_or_default();
+    let started = Instant::now();
+    let mut interrupted = false;
+    let (class, summary, folder) = match side.loaded.as_ref() {
+        None => (Class::Error, "not played here".to_string(), run_dir),
+        Some(loaded) => match crate::run::run_scenario(loaded, &options, interrupt).await {
+            Ok(outcome) => {
+                let class = if outcome.exit_code == EXIT_INTERRUPTED {
+                    interrupted = true;
+                    Class::Error
+                } else {
+                    Class::of_run(&outcome.run_dir)
+                };
+                (class, outcome.summary, outcome.run_dir)
+            }
+            Err(e) => {
+                interrupted = e.exit_code() == EXIT_INTERRUPTED;
+                let first = e.to_string().lines().next().unwrap_or_default().to_string();
+                eprintln!("error: {e}");
+                (Class::Error, first, run_dir)
+            }
+        },
+    };
+    let build = crate::run_folder::Build {
+        build: Some(side.label.clone()),
+        image: side.image.clone(),
+    };
+    let _ = build.write(&folder);
+    let run = ComparedRun {
+        seed,
+        class,
+        folder,
+        seconds: started.elapsed().as_secs_f64(),
+        summary,
+    };
+    (run, interrupted)
+}
+
+/// The memory a cluster of each kind takes at most, with room to spare: an Ozone cluster used
+/// 3.2 GB here (chaos bench --ozone), the others far less.
+const CLUSTER_MEMORY_BYTES: u64 = 4 << 30;
+
+/// Whether this machine has the memory to play every build's run of a seed at once
+/// (MemAvailable in /proc/meminfo); says so when it does not.
+fn side_by_side_fits(sides: &[Side]) -> bool {
+    let clusters = sides.iter().filter(|s| s.loaded.is_some()).count() as u64;
+    let available = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024)
+        })
+        .unwrap_or(0);
+    let needed = clusters * CLUSTER_MEMORY_BYTES;
+    if available < needed {
+        eprintln!(
+            "--side-by-side: {:.1} GiB available, {} clusters need {:.0} GiB: one run at a time",
+            available as f64 / f64::from(1u32 << 30),
+            clusters,
+            needed as f64 / f64::from(1u32 << 30)
+        );
+    }
+    available >= needed
 }
 
 /// Concludes a comparison from its runs (a share of one only counts them), prints each
@@ -944,6 +1017,7 @@ mod tests {
             seeds: vec![11, 12],
             all_seeds: false,
             shard: None,
+            side_by_side: false,
             out: PathBuf::from("reports"),
             ready_timeout: None,
             // As a suite in suites/ names them.
