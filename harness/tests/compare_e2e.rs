@@ -239,6 +239,16 @@ fn a_suite_holds_a_comparison_to_its_conclusion() {
     }
 }
 
+/// `chaos compare` of lose-unsynced on the two builds, without seeds.
+const THE_PAIR: [&str; 6] = [
+    "compare",
+    "scenarios/redis/lose-unsynced.yaml",
+    "--build",
+    "set:APPENDFSYNC=no",
+    "--build",
+    "set:APPENDFSYNC=always",
+];
+
 /// The same Redis pair spread over two machines' worth of shares (`--shard 1/2`, `--shard
 /// 2/2`, each into its own folder as on its own machine), joined by `--merge` into one
 /// comparison: every run once, in seed order, its folder and report copied in, and the
@@ -268,19 +278,8 @@ fn shares_of_a_comparison_merge_into_one() {
     for shard in ["1/2", "2/2"] {
         let share_out = out.join(format!("machine-{}", &shard[..1]));
         let output = chaos()
-            .args([
-                "compare",
-                "scenarios/redis/lose-unsynced.yaml",
-                "--build",
-                "set:APPENDFSYNC=no",
-                "--build",
-                "set:APPENDFSYNC=always",
-                "--seeds",
-                "1..2",
-                "--shard",
-                shard,
-                "--out",
-            ])
+            .args(THE_PAIR)
+            .args(["--seeds", "1..2", "--shard", shard, "--out"])
             .arg(&share_out)
             .output()
             .unwrap();
@@ -390,18 +389,8 @@ fn shares_of_a_comparison_merge_into_one() {
     }
     // A share out of range.
     let output = chaos()
-        .args([
-            "compare",
-            "scenarios/redis/lose-unsynced.yaml",
-            "--build",
-            "set:APPENDFSYNC=no",
-            "--build",
-            "set:APPENDFSYNC=always",
-            "--seeds",
-            "1",
-            "--shard",
-            "3/3",
-        ])
+        .args(THE_PAIR)
+        .args(["--seeds", "1", "--shard", "3/3"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -60,6 +60,20 @@ fn error_line(output: &Output) -> String {
         .to_string()
 }
 
+/// A cluster of the image becomes ready and serves the short Ozone scenario (exit 0).
+fn assert_serves(tag: &str, label: &str) {
+    let out = common::out_dir(label, "ozone-short");
+    let mut command = common::chaos_run("harness/tests/fixtures/ozone-short.yaml", &[], &out);
+    command.env("OZONE_IMAGE", tag);
+    let output = command.output().expect("chaos runs");
+    eprintln!(
+        "--- stdout\n{}--- stderr\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(output.status.code(), Some(0), "{tag}: its cluster serves");
+}
+
 #[test]
 fn a_patched_build_runs_the_patched_class() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -254,20 +268,7 @@ fn a_distribution_folder_builds_an_image_whose_cluster_serves() {
         "the CLI's classes come mostly from its archive: {loads}"
     );
 
-    let out = common::out_dir("dist", "ozone-short");
-    let mut command = common::chaos_run("harness/tests/fixtures/ozone-short.yaml", &[], &out);
-    command.env("OZONE_IMAGE", &tag);
-    let output = command.output().expect("chaos runs");
-    eprintln!(
-        "--- stdout\n{}--- stderr\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "the distribution's cluster serves"
-    );
+    assert_serves(&tag, "dist");
 
     // Not a distribution: what is missing, in one line.
     std::fs::remove_dir_all(folder.join("libexec")).unwrap();
@@ -324,20 +325,7 @@ fn a_ratis_swap_builds_an_image_whose_cluster_serves() {
     }
     assert_eq!(versions["ratis-server"], ["3.2.2"]);
 
-    let out = common::out_dir("swap", "ozone-short");
-    let mut command = common::chaos_run("harness/tests/fixtures/ozone-short.yaml", &[], &out);
-    command.env("OZONE_IMAGE", &tag);
-    let output = command.output().expect("chaos runs");
-    eprintln!(
-        "--- stdout\n{}--- stderr\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "the swapped build's cluster serves"
-    );
+    assert_serves(&tag, "swap");
 
     let refused = chaos(&[
         "images",
