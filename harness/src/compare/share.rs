@@ -26,7 +26,7 @@ pub struct Pairs {
 impl Pairs {
     pub fn plays(&self, seed_index: usize, build_index: usize) -> bool {
         self.shard
-            .map_or(true, |s| s.keeps(seed_index * self.builds + build_index))
+            .is_none_or(|s| s.keeps(seed_index * self.builds + build_index))
     }
 
     pub fn plays_build(&self, build_index: usize) -> bool {

@@ -27,7 +27,6 @@ pub(super) async fn play_attached(
     run_dir: &Path,
     run_id: &str,
     plan: &Plan,
-    workload_started: &std::sync::OnceLock<u64>,
     interrupt: CancellationToken,
     phases: &super::phases::Phases,
 ) -> Result<Played> {
@@ -97,7 +96,7 @@ pub(super) async fn play_attached(
         phases,
     };
     let (_, no_proxy_events) = tokio::sync::mpsc::unbounded_channel();
-    let result = drive(stage, no_proxy_events, workload_started).await;
+    let result = drive(stage, no_proxy_events).await;
     // Whatever the scenario's `final:` said and however the run ended: the project's cluster
     // stays up, every fault undone, every node healthy.
     let healed = cluster.leave_healed(ready_timeout).await;

@@ -23,7 +23,6 @@ pub(super) async fn play(
     run_dir: &Path,
     run_id: &str,
     plan: &Plan,
-    workload_started: &std::sync::OnceLock<u64>,
     interrupt: CancellationToken,
     phases: &super::phases::Phases,
 ) -> Result<Played> {
@@ -43,15 +42,7 @@ pub(super) async fn play(
     let repo = loaded.compose.dir.clone();
     if let Some(project) = &loaded.attach {
         return attached::play_attached(
-            loaded,
-            project,
-            options,
-            run_dir,
-            run_id,
-            plan,
-            workload_started,
-            interrupt,
-            phases,
+            loaded, project, options, run_dir, run_id, plan, interrupt, phases,
         )
         .await;
     }
@@ -152,7 +143,7 @@ pub(super) async fn play(
         interrupt,
         phases,
     };
-    let result = drive(stage, proxy_rx, workload_started).await;
+    let result = drive(stage, proxy_rx).await;
     // Every way out of the run goes through here (errors included); Ctrl-C cancels the
     // workload, never this.
     let teardown = match Arc::try_unwrap(cluster) {

@@ -36,7 +36,6 @@ pub(super) struct Stage<'a> {
 pub(super) async fn drive(
     stage: Stage<'_>,
     proxy_events: tokio::sync::mpsc::UnboundedReceiver<crate::faults::proxy::ProxyEvent>,
-    workload_started: &std::sync::OnceLock<u64>,
 ) -> Result<()> {
     let Some(adapter) = connect_adapter(&stage).await? else {
         return Ok(());
@@ -97,7 +96,7 @@ pub(super) async fn drive(
         observed,
         stop_watching.clone(),
     );
-    play_workload(&stage, &engine, &config, workload_started).await?;
+    play_workload(&stage, &engine, &config).await?;
     stage.phases.end("workload");
     final_phase(&stage, &engine, &config).await;
     stop_watching.cancel();
@@ -142,14 +141,13 @@ async fn play_workload(
     stage: &Stage<'_>,
     engine: &Arc<FaultEngine>,
     config: &Arc<WorkloadConfig>,
-    workload_started: &std::sync::OnceLock<u64>,
 ) -> Result<()> {
     let spec = &stage.loaded.spec;
     let recorder = &engine.recorder;
     let stop_faults = stage.interrupt.child_token();
     let workload_start = Instant::now();
     // On the history's clock: where a replay's `at:` times count from.
-    let _ = workload_started.set(recorder.now());
+    let _ = stage.phases.workload_started.set(recorder.now());
     let steps: Vec<_> = spec.faults.iter().map(|s| &s.value).collect();
     let fault_tasks = engine.spawn_steps(&steps, stage.plan, workload_start, stop_faults.clone());
     let workload = config.kind.workload();

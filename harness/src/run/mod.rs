@@ -115,14 +115,12 @@ pub async fn run_scenario(
 
     let started = Instant::now();
     let phases = phases::Phases::new();
-    let workload_started = std::sync::OnceLock::new();
     let outcome = create::play(
         loaded,
         options,
         &run_dir,
         &run_id,
         &plan,
-        &workload_started,
         interrupt.clone(),
         &phases,
     )
@@ -156,7 +154,7 @@ pub async fn run_scenario(
                 .unwrap_or_else(|_| loaded.path.clone()),
         ),
         compose_path: Some(loaded.compose_path.clone()),
-        workload_started_ns: workload_started.get().copied(),
+        workload_started_ns: phases.workload_started.get().copied(),
         replay_of: options.replay_of.clone(),
         // An attached run's cluster is a compose project's; its keys carry the run's prefix.
         attach: loaded.attach.as_ref().map(|project| Attach {

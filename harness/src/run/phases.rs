@@ -6,6 +6,9 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 pub struct Phases {
+    /// On the history's clock, when the workload began: where a replay's `at:` times count
+    /// from (result.json's `workload_started_ns`).
+    pub workload_started: std::sync::OnceLock<u64>,
     start: Instant,
     /// Each phase and when it ended, in order.
     ends: Mutex<Vec<(&'static str, Instant)>>,
@@ -14,6 +17,7 @@ pub struct Phases {
 impl Phases {
     pub fn new() -> Phases {
         Phases {
+            workload_started: std::sync::OnceLock::new(),
             start: Instant::now(),
             ends: Mutex::new(Vec::new()),
         }
