@@ -4,6 +4,9 @@
 //! then per build a row of classes (confirmed, held, not reached, ...; k of N with 95%
 //! intervals) and a conclusion line. The comparison folder gets `compare.json` and a
 //! self-contained `index.html` that links each run's report; `chaos report --index` lists it.
+//! It stops once more seeds cannot change the conclusion (decide.rs; `--all-seeds` plays them
+//! all), plays a seed's runs at once with `--side-by-side`, and spreads over machines as
+//! shares joined by a merge (share.rs).
 //!
 //! A build is a release version (`2.2.0`), a release plus patches (`2.2.0+fixes/X.patch+...`),
 //! a release with Apache Ratis swapped for another version (`2.2.0+ratis=3.3.0[+fixes/X.patch]`),
