@@ -380,34 +380,28 @@ async fn dispatch(cli: Cli) -> i32 {
                 return e.exit_code();
             }
             if !args.merge.is_empty() {
-                let merged = chaos::compare::merge(&args.merge, &args.out);
-                return merged.map_or_else(
-                    |e| {
-                        eprintln!("error: {e}");
-                        e.exit_code()
+                chaos::compare::merge(&args.merge, &args.out).map(|merged| merged.exit_code)
+            } else {
+                let options = chaos::compare::CompareOptions {
+                    scenario: args.scenario.unwrap_or_default(),
+                    survey: !args.versions.is_empty(),
+                    builds: if args.versions.is_empty() {
+                        args.builds
+                    } else {
+                        args.versions
                     },
-                    |c| c.exit_code,
-                );
+                    seeds: args.seeds.map(|s| s.0).unwrap_or_default(),
+                    all_seeds: args.all_seeds,
+                    shard: args.shard,
+                    side_by_side: args.side_by_side,
+                    out: args.out,
+                    ready_timeout: args.ready_timeout,
+                    paths_from: PathBuf::new(),
+                };
+                chaos::compare::compare(&options, interrupt_token())
+                    .await
+                    .map(|compared| compared.exit_code)
             }
-            let options = chaos::compare::CompareOptions {
-                scenario: args.scenario.unwrap_or_default(),
-                survey: !args.versions.is_empty(),
-                builds: if args.versions.is_empty() {
-                    args.builds
-                } else {
-                    args.versions
-                },
-                seeds: args.seeds.map(|s| s.0).unwrap_or_default(),
-                all_seeds: args.all_seeds,
-                shard: args.shard,
-                side_by_side: args.side_by_side,
-                out: args.out,
-                ready_timeout: args.ready_timeout,
-                paths_from: PathBuf::new(),
-            };
-            chaos::compare::compare(&options, interrupt_token())
-                .await
-                .map(|compared| compared.exit_code)
         }
         Command::Clean => clean().await,
         Command::Bench(args) => bench_command(args).await,

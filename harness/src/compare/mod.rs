@@ -28,7 +28,7 @@ use crate::scenario::{self, LoadedScenario};
 
 mod decide;
 mod share;
-pub use decide::{decide, soundness, Soundness};
+pub use decide::decide;
 pub use share::merge;
 
 use crate::suite::Shard;
@@ -593,8 +593,9 @@ pub async fn play(
         let runs: Vec<_> = sides
             .iter()
             .enumerate()
-            .filter(|(index, side)| side.loaded.is_some() && pairs.plays(seed_index, *index))
-            .map(|(index, side)| {
+            .filter(|(index, _)| pairs.plays(seed_index, *index))
+            .filter_map(|(index, side)| Some((index, side, side.loaded.as_ref()?)))
+            .map(|(index, side, loaded)| {
                 let run_dir = dir.join(&side.folder).join(format!("s{seed}"));
                 let run_options = crate::run::RunOptions {
                     seed: Some(*seed),
@@ -607,7 +608,7 @@ pub async fn play(
                     command: record_of(&[*seed]),
                 };
                 let interrupt = interrupt.clone();
-                async move { (index, play_run(side, run_options, interrupt).await) }
+                async move { (index, play_run(side, loaded, run_options, interrupt).await) }
             })
             .collect();
         let played = if side_by_side {
@@ -692,6 +693,7 @@ pub async fn play(
 /// interrupted.
 async fn play_run(
     side: &Side,
+    loaded: &LoadedScenario,
     options: crate::run::RunOptions,
     interrupt: CancellationToken,
 ) -> (ComparedRun, bool) {
@@ -699,25 +701,23 @@ async fn play_run(
     let seed = options.seed.unwrap_or_default();
     let started = Instant::now();
     let mut interrupted = false;
-    let (class, summary, folder) = match side.loaded.as_ref() {
-        None => (Class::Error, "not played here".to_string(), run_dir),
-        Some(loaded) => match crate::run::run_scenario(loaded, &options, interrupt).await {
-            Ok(outcome) => {
-                let class = if outcome.exit_code == EXIT_INTERRUPTED {
-                    interrupted = true;
-                    Class::Error
-                } else {
-                    Class::of_run(&outcome.run_dir)
-                };
-                (class, outcome.summary, outcome.run_dir)
-            }
-            Err(e) => {
-                interrupted = e.exit_code() == EXIT_INTERRUPTED;
-                let first = e.to_string().lines().next().unwrap_or_default().to_string();
-                eprintln!("error: {e}");
-                (Class::Error, first, run_dir)
-            }
-        },
+    let (class, summary, folder) = match crate::run::run_scenario(loaded, &options, interrupt).await
+    {
+        Ok(outcome) => {
+            let class = if outcome.exit_code == EXIT_INTERRUPTED {
+                interrupted = true;
+                Class::Error
+            } else {
+                Class::of_run(&outcome.run_dir)
+            };
+            (class, outcome.summary, outcome.run_dir)
+        }
+        Err(e) => {
+            interrupted = e.exit_code() == EXIT_INTERRUPTED;
+            let first = e.to_string().lines().next().unwrap_or_default().to_string();
+            eprintln!("error: {e}");
+            (Class::Error, first, run_dir)
+        }
     };
     let build = crate::run_folder::Build {
         build: Some(side.label.clone()),
