@@ -151,6 +151,12 @@ struct RunArgs {
     /// left up and healed. Faults that need the harness to create the nodes are refused.
     #[arg(long, value_name = "PROJECT", conflicts_with_all = ["suite", "replay", "scm_ha"])]
     attach: Option<String>,
+    /// With --seeds or --repeat: one cluster for every seed of a scenario instead of one per
+    /// seed. Between seeds every fault is undone and every node checked healthy; each seed's
+    /// keys carry its run's prefix. Faults that need nodes made for the run (chaosfs, clock
+    /// skew, the client proxy) are refused.
+    #[arg(long, conflicts_with_all = ["suite", "replay", "attach"])]
+    reuse_cluster: bool,
 }
 
 #[derive(clap::Args)]
@@ -429,6 +435,7 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
         ready_timeout,
         scm_ha,
         attach,
+        reuse_cluster,
     } = args;
     let load = scenario::LoadOptions { scm_ha };
     chaos::run::check_out_folder(&out)?;
@@ -440,6 +447,7 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
         ready_timeout,
         load,
         attach,
+        reuse_cluster,
     };
     match suite {
         Some(file) => {
@@ -666,6 +674,8 @@ struct ManyOptions {
     load: scenario::LoadOptions,
     /// `--attach PROJECT`.
     attach: Option<String>,
+    /// `--reuse-cluster`: one cluster for every seed of a scenario.
+    reuse_cluster: bool,
 }
 
 /// Validates each scenario once, however often it is named, before any container starts;
@@ -685,6 +695,7 @@ fn load_all<'a>(
         let attached =
             scenario::load_with(path, options.load).and_then(|mut s| match &options.attach {
                 Some(project) => s.attach_to(project).map(|()| s),
+                None if options.reuse_cluster => s.check_reusable().map(|()| s),
                 None => Ok(s),
             });
         match attached {
@@ -750,10 +761,44 @@ async fn run_many(
     let mut tallies: Vec<(String, chaos::rates::Tally)> = Vec::new();
     let mut classes = Vec::new();
     let mut worst = EXIT_OK;
+    // `--reuse-cluster`: the cluster of the scenario playing now, made at its first seed.
+    let mut reused: Option<(PathBuf, run::reuse::ReusedCluster)> = None;
     for (path, seed, expect) in &list {
-        let Some((_, scenario)) = loaded.iter().find(|(p, _)| p == path) else {
+        let Some(index) = loaded.iter().position(|(p, _)| p == path) else {
             continue;
         };
+        if options.reuse_cluster && reused.as_ref().is_none_or(|(p, _)| p != path) {
+            if let Some((_, cluster)) = reused.take() {
+                remove_reused(cluster).await;
+            }
+            let scenario = &mut loaded[index].1;
+            match run::reuse::ReusedCluster::launch(
+                scenario,
+                &options.out,
+                options.ready_timeout,
+                &interrupt,
+            )
+            .await
+            {
+                Ok(cluster) => {
+                    scenario.attach = Some(cluster.project.clone());
+                    reused = Some((path.clone(), cluster));
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    let line = format!("{}: {}", scenario.spec.name, first_line(&e));
+                    println!("{line}");
+                    rows.push((scenario.spec.name.clone(), e.exit_code(), line));
+                    classes.push(chaos::rates::Class::Error);
+                    worst = worse(worst, e.exit_code());
+                    if interrupt.is_cancelled() {
+                        break;
+                    }
+                    continue;
+                }
+            }
+        }
+        let scenario = &loaded[index].1;
         let run_options = run::RunOptions {
             seed: *seed,
             out: options.out.clone(),
@@ -797,6 +842,9 @@ async fn run_many(
             break;
         }
     }
+    if let Some((_, cluster)) = reused.take() {
+        remove_reused(cluster).await;
+    }
     if rows.len() > 1 {
         println!("\nsummary:");
         for (name, code, line) in &rows {
@@ -814,6 +862,13 @@ async fn run_many(
         classes,
         interrupt,
     })
+}
+
+/// Removes a reused cluster; a failure is said, and the next run's sweep takes what is left.
+async fn remove_reused(cluster: run::reuse::ReusedCluster) {
+    if let Err(e) = cluster.remove().await {
+        eprintln!("error: removing the reused cluster: {e}");
+    }
 }
 
 /// `chaos run --replay RUN_DIR`: the run's concrete schedule, `repeat` times.
