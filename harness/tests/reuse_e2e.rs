@@ -16,6 +16,10 @@ fn outcomes(out: &Path) -> Vec<(u64, String, Option<String>)> {
     let mut found = Vec::new();
     for scenario in std::fs::read_dir(out).unwrap().flatten() {
         for run in std::fs::read_dir(scenario.path()).unwrap().flatten() {
+            // `latest` is a link to one of them.
+            if run.file_type().unwrap().is_symlink() {
+                continue;
+            }
             let result = run.path().join("result.json");
             if !result.exists() {
                 continue;
