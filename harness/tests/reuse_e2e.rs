@@ -54,7 +54,13 @@ fn reused_cluster_folders(out: &Path) -> Vec<PathBuf> {
 /// Containers that the chaos process `pid` made and left (others may be playing beside it).
 fn containers_left(pid: u32) -> usize {
     let out = std::process::Command::new("docker")
-        .args(["ps", "-a", "-q", "--filter", &format!("label=chaos.pid={pid}")])
+        .args([
+            "ps",
+            "-a",
+            "-q",
+            "--filter",
+            &format!("label=chaos.pid={pid}"),
+        ])
         .output()
         .expect("docker answers");
     String::from_utf8_lossy(&out.stdout).lines().count()
@@ -91,7 +97,10 @@ fn fresh_and_reused(scenario: &str) -> (Vec<(u64, String)>, Vec<(u64, String)>) 
             // Every seed ran on the one cluster the command made, and it is gone.
             let first = projects[0].clone().expect("a reused run is attached");
             assert!(first.starts_with("chaos-reuse-"), "{first}");
-            assert!(projects.iter().all(|p| p.as_ref() == Some(&first)), "{projects:?}");
+            assert!(
+                projects.iter().all(|p| p.as_ref() == Some(&first)),
+                "{projects:?}"
+            );
             assert_eq!(reused_cluster_folders(&out).len(), 1);
             assert_eq!(stderr.matches("one cluster for every seed").count(), 1);
             assert!(stderr.contains("removed the reused cluster"), "{stderr}");
