@@ -66,9 +66,12 @@ fn containers_left(pid: u32) -> usize {
     String::from_utf8_lossy(&out.stdout).lines().count()
 }
 
+/// Each seed with its verdict (or confirmation).
+type Verdicts = Vec<(u64, String)>;
+
 /// Plays seeds 1-3 of `scenario` on fresh clusters and on one reused cluster; returns both
 /// sides' outcomes.
-fn fresh_and_reused(scenario: &str) -> (Vec<(u64, String)>, Vec<(u64, String)>) {
+fn fresh_and_reused(scenario: &str) -> (Verdicts, Verdicts) {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut sides = Vec::new();
     for reuse in [false, true] {
