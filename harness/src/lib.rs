@@ -19,5 +19,6 @@ pub mod bench;
 pub mod compare;
 pub mod replay;
 pub mod run;
+pub mod shard;
 pub mod shrink;
 pub mod suite;

@@ -31,7 +31,7 @@ mod share;
 pub use decide::decide;
 pub use share::merge;
 
-use crate::suite::Shard;
+use crate::shard::Shard;
 
 /// One side of a comparison, as `--build` names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -985,7 +985,7 @@ mod tests {
             match flag.as_str() {
                 "--build" => builds.push(Build::parse(value).unwrap().relative_to(root)),
                 "--versions" => versions = value.split(',').map(str::to_string).collect(),
-                "--seeds" => seeds = value.parse::<crate::suite::SeedRange>().unwrap().0,
+                "--seeds" => seeds = value.parse::<crate::shard::SeedRange>().unwrap().0,
                 other => panic!("{other}: not a flag chaos compare was given"),
             }
         }
