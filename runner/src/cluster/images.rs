@@ -10,8 +10,9 @@ use bollard::Docker;
 use futures_util::StreamExt;
 
 use crate::cluster::compose::ComposeFile;
+use crate::cluster::docker::docker_message;
 use crate::cluster::TOOLS_IMAGE;
-use crate::error::{docker_message, HarnessError, Result};
+use crate::error::{HarnessError, Result};
 
 pub const BASE_IMAGE: &str = "chaos-base:bookworm";
 

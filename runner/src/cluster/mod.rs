@@ -38,8 +38,9 @@ use logs::{follow_logs, log_tail, LOG_TAIL_LINES};
 pub use network::TOOLS_IMAGE;
 
 use crate::cluster::compose::{parse_port, ComposeFile, Service};
+use crate::cluster::docker::{docker_error, docker_message};
 use crate::cluster::docker::{run_labels, LABEL_NODE};
-use crate::error::{docker_message, HarnessError, Result};
+use crate::error::{HarnessError, Result};
 
 /// Where the chaosfs binary is mounted in nodes that use it.
 pub const CHAOSFS_PATH: &str = "/chaosfs";
@@ -229,7 +230,8 @@ impl Cluster {
             let info = self
                 .docker
                 .inspect_container(&self.nodes[i].container, None::<InspectContainerOptions>)
-                .await?;
+                .await
+                .map_err(docker_error)?;
             let ports = info
                 .network_settings
                 .and_then(|n| n.ports)
@@ -348,7 +350,8 @@ impl Cluster {
                                 labels: Some(labels.clone()),
                                 ..Default::default()
                             })
-                            .await?;
+                            .await
+                            .map_err(docker_error)?;
                         volume_name
                     };
                     binds.push(format!("{source}:{}", rest.join(":")));
@@ -379,7 +382,8 @@ impl Cluster {
         let image = self
             .docker
             .inspect_image(service.image.as_deref().unwrap_or_default())
-            .await?;
+            .await
+            .map_err(docker_error)?;
         let config = image.config.unwrap_or_default();
         let entrypoint = service
             .entrypoint
@@ -429,7 +433,8 @@ impl Cluster {
                 let info = self
                     .docker
                     .inspect_container(&node.container, None::<InspectContainerOptions>)
-                    .await?;
+                    .await
+                    .map_err(docker_error)?;
                 let state = info.state.unwrap_or_default();
                 if state.running != Some(true) {
                     return Err(HarnessError::infra(format!(
@@ -532,7 +537,8 @@ impl Cluster {
         let info = self
             .docker
             .inspect_container(self.container(node)?, None::<InspectContainerOptions>)
-            .await?;
+            .await
+            .map_err(docker_error)?;
         let state = info.state.unwrap_or_default();
         Ok(if state.paused == Some(true) {
             NodeState::Paused
@@ -556,13 +562,17 @@ impl Cluster {
                     tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
                     attempt += 1;
                 }
-                r => return Ok(r?),
+                r => return Ok(r.map_err(docker_error)?),
             }
         }
     }
 
     pub async fn unpause(&self, node: &str) -> Result<()> {
-        Ok(self.docker.unpause_container(self.container(node)?).await?)
+        Ok(self
+            .docker
+            .unpause_container(self.container(node)?)
+            .await
+            .map_err(docker_error)?)
     }
 
     pub async fn kill(&self, node: &str) -> Result<()> {
@@ -571,7 +581,8 @@ impl Cluster {
         Ok(self
             .docker
             .kill_container(self.container(node)?, Some(options))
-            .await?)
+            .await
+            .map_err(docker_error)?)
     }
 
     /// SIGTERM, then SIGKILL after 10 s, as `docker stop`.
@@ -581,13 +592,15 @@ impl Cluster {
         Ok(self
             .docker
             .stop_container(self.container(node)?, Some(options))
-            .await?)
+            .await
+            .map_err(docker_error)?)
     }
 
     pub async fn start(&self, node: &str) -> Result<()> {
         self.docker
             .start_container(self.container(node)?, None::<StartContainerOptions>)
-            .await?;
+            .await
+            .map_err(docker_error)?;
         self.mark_downed(node, false);
         self.follow_ports(node).await
     }
@@ -596,7 +609,8 @@ impl Cluster {
         let options = RestartContainerOptionsBuilder::new().t(10).build();
         self.docker
             .restart_container(self.container(node)?, Some(options))
-            .await?;
+            .await
+            .map_err(docker_error)?;
         self.mark_downed(node, false);
         self.follow_ports(node).await
     }
