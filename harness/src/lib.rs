@@ -9,7 +9,7 @@
 
 pub use chaos_core::{error, rates, redact, run_folder};
 pub use chaos_runner::{
-    cluster, faults, observe, progress, recorder, scenario, systems, workloads,
+    activity, cluster, faults, load, observe, progress, recorder, scenario, systems, workloads,
 };
 pub use chaos_verdict::{checks, report};
 

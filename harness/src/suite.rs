@@ -776,7 +776,7 @@ pub struct Linted {
 /// Validates a suite as `chaos run --suite` does before anything starts, without playing
 /// anything: the suite file, every scenario its entries play, and every comparison (its
 /// scenario, and its builds: their syntax, patches and distributions found; nothing built).
-pub fn lint(path: &Path, options: crate::scenario::LoadOptions) -> Linted {
+pub fn lint(path: &Path, options: crate::load::LoadOptions) -> Linted {
     let mut linted = Linted::default();
     let work = match load_work(path, None) {
         Ok(work) => work,
@@ -796,7 +796,7 @@ pub fn lint(path: &Path, options: crate::scenario::LoadOptions) -> Linted {
             continue;
         }
         seen.push(&play.scenario);
-        match crate::scenario::load_with(&play.scenario, options) {
+        match crate::load::load_with(&play.scenario, options) {
             Ok(_) => linted.valid.push(play.scenario.clone()),
             Err(errors) => errors.iter().for_each(|e| said(&mut linted, e.to_string())),
         }

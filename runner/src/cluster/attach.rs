@@ -263,24 +263,6 @@ impl Cluster {
         Ok(())
     }
 
-    /// The end of an attached run: every fault undone (whatever the scenario's `final:` says)
-    /// and every node healthy again, within `timeout`. What it did is returned, one line each.
-    pub async fn leave_healed(&self, timeout: Duration) -> Result<Vec<String>> {
-        let mut done = Vec::new();
-        for (node, action, outcome) in crate::faults::kinds::final_heal(self).await {
-            match outcome {
-                Ok(()) => done.push(format!("{action} {node}")),
-                Err(e) => {
-                    return Err(HarnessError::infra(format!(
-                        "could not heal the attached cluster ({action} {node}: {e})"
-                    )))
-                }
-            }
-        }
-        self.wait_ready(timeout).await?;
-        Ok(done)
-    }
-
     pub(super) fn stop_relays(&self) {
         if let Some(attached) = &self.attached {
             for relay in attached.relays.values() {

@@ -4,7 +4,8 @@
 
 mod attach;
 mod clock;
-pub mod compose;
+// A compose file is read with the scenario (scenario/compose.rs); the cluster is made from it.
+pub use crate::scenario::compose;
 pub mod docker;
 pub mod images;
 mod logs;
@@ -12,6 +13,7 @@ mod network;
 pub mod ozone_build;
 pub mod ozone_source;
 pub mod ozone_swap;
+pub mod proxy;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
@@ -72,7 +74,7 @@ pub struct Cluster {
     stop_logs: CancellationToken,
     log_tasks: Vec<tokio::task::JoinHandle<()>>,
     /// Proxies in front of client ports, by (node, container port), when the scenario uses them.
-    proxies: BTreeMap<(String, u16), crate::faults::proxy::Proxy>,
+    proxies: BTreeMap<(String, u16), proxy::Proxy>,
     /// Set once a partition was applied, so the final heal skips the helper containers otherwise.
     partitioned: std::sync::atomic::AtomicBool,
     /// Node -> its clock offset in ms, for the nodes whose clock a fault moved.
@@ -424,7 +426,7 @@ impl Cluster {
     }
 
     /// Waits until every node is healthy (or running, without a healthcheck).
-    async fn wait_ready(&self, timeout: Duration) -> Result<()> {
+    pub async fn wait_ready(&self, timeout: Duration) -> Result<()> {
         let deadline = Instant::now() + timeout;
         let mut pending: BTreeSet<usize> = (0..self.nodes.len()).collect();
         while !pending.is_empty() {
@@ -503,15 +505,14 @@ impl Cluster {
     /// Puts a proxy in front of every published port; what they do goes to `events`.
     pub async fn start_proxies(
         &mut self,
-        events: tokio::sync::mpsc::UnboundedSender<crate::faults::proxy::ProxyEvent>,
+        events: tokio::sync::mpsc::UnboundedSender<proxy::ProxyEvent>,
     ) -> Result<()> {
         for node in self.nodes.clone() {
             for &port in node.ports.keys() {
                 let upstream = self.direct_endpoint(&node.name, port).expect("published");
-                let proxy =
-                    crate::faults::proxy::Proxy::start(&node.name, upstream, events.clone())
-                        .await
-                        .map_err(|e| HarnessError::infra(format!("cannot start a proxy: {e}")))?;
+                let proxy = proxy::Proxy::start(&node.name, upstream, events.clone())
+                    .await
+                    .map_err(|e| HarnessError::infra(format!("cannot start a proxy: {e}")))?;
                 self.proxies.insert((node.name.clone(), port), proxy);
             }
         }
@@ -519,7 +520,7 @@ impl Cluster {
     }
 
     /// The proxies in front of a node's ports.
-    pub fn proxies_of(&self, node: &str) -> Vec<&crate::faults::proxy::Proxy> {
+    pub fn proxies_of(&self, node: &str) -> Vec<&proxy::Proxy> {
         self.proxies
             .iter()
             .filter(|((n, _), _)| n == node)
