@@ -1,8 +1,8 @@
 //! Loading a scenario: its file parsed (scenario/), its compose profile found and read, and
 //! the whole validated against the compose profile, the system adapter, the fault and workload
-//! registries and the checker (validate.rs), before any container starts. A floor above the
-//! registries and the systems, which validation asks, so that the scenario's own types sit
-//! below everything that plays them.
+//! registries and the checker (validate.rs), before any container starts. It sits above the
+//! registries and the systems, which validation asks, so that scenario/ (the file's types and
+//! their parsing) does not ask them.
 
 mod validate;
 
