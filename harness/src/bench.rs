@@ -370,6 +370,7 @@ impl BenchCluster {
                 chaosfs_init: &[],
                 secrets: &[],
                 faketime: false,
+                project: None,
             },
         )
         .await;

@@ -592,7 +592,8 @@ mod tests {
             s.faults[0].value.target.as_ref().unwrap().value,
             Target::Select {
                 role: Some(Role::Leader),
-                pick: Pick::One
+                pick: Pick::One,
+                among: None
             }
         ));
     }
