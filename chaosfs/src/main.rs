@@ -1,6 +1,7 @@
 //! chaosfs: a fault-injecting FUSE passthrough filesystem for the chaos testbed.
 //! See chaosfs/README.md for the interface.
 
+mod backing;
 mod control;
 mod fs;
 mod overlay;

@@ -3,6 +3,7 @@
 //! Lowe search with a visited cache), durability and retry checks, per-kind counts, and a
 //! generator of hot-key histories. A plain library: no Docker, no async.
 
+mod answer;
 pub mod counts;
 pub mod durable;
 mod fx;

@@ -59,20 +59,6 @@ impl fmt::Display for HarnessError {
 
 impl std::error::Error for HarnessError {}
 
-impl From<bollard::errors::Error> for HarnessError {
-    fn from(e: bollard::errors::Error) -> Self {
-        HarnessError::Infra(format!("docker: {}", docker_message(&e)))
-    }
-}
-
-/// Docker's own message, without bollard's wrapping, for one-line causes.
-pub fn docker_message(e: &bollard::errors::Error) -> String {
-    match e {
-        bollard::errors::Error::DockerResponseServerError { message, .. } => message.clone(),
-        other => other.to_string(),
-    }
-}
-
 pub type Result<T, E = HarnessError> = std::result::Result<T, E>;
 
 /// A scenario problem with where it is: `file:line:column: key.path: message`.

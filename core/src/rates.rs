@@ -7,8 +7,6 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::run_folder::{Confirmation, RunResult, RunVerdict};
-
 /// What one run ended as.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
@@ -45,30 +43,6 @@ impl Class {
         Class::Undecided,
         Class::Error,
     ];
-
-    /// From a run's result.json.
-    pub fn of_result(result: &RunResult) -> Class {
-        if let Some(confirmation) = result.confirmation {
-            return match confirmation {
-                Confirmation::Confirmed => Class::Confirmed,
-                Confirmation::Held => Class::Held,
-                Confirmation::NotReached => Class::NotReached,
-                Confirmation::ViolatedUnreached => Class::ViolatedUnreached,
-                Confirmation::Undecided => Class::Undecided,
-            };
-        }
-        match result.verdict {
-            RunVerdict::Illegal => Class::Violated,
-            RunVerdict::Ok => Class::Passed,
-            RunVerdict::Unknown => Class::Undecided,
-            RunVerdict::Interrupted | RunVerdict::Error => Class::Error,
-        }
-    }
-
-    /// From a run folder: its result.json's class, or an error when it cannot be read.
-    pub fn of_run(run_dir: &std::path::Path) -> Class {
-        RunResult::read(run_dir).map_or(Class::Error, |r| Class::of_result(&r))
-    }
 
     /// The name files and a suite's `rate:` give it (`not-reached`).
     pub fn key(self) -> &'static str {
@@ -224,6 +198,7 @@ pub fn table(rows: &[(String, Tally)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run_folder::RunResult;
 
     /// Wilson's interval against published values (Newcombe 1998, table I: 81 of 263 gives
     /// 0.2553-0.3662; 0 of 10 gives 0-0.2775; 10 of 10 gives 0.7225-1).

@@ -17,7 +17,8 @@ use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::compose::ComposeFile;
-use crate::cluster::{docker, images};
+use crate::cluster::docker::{self, docker_error};
+use crate::cluster::images;
 use crate::cluster::{Cluster, ClusterSpec};
 use crate::error::{HarnessError, Result};
 use crate::recorder::Recorder;
@@ -117,7 +118,9 @@ async fn trigger_latency(cluster: &Cluster, trials: usize) -> Result<()> {
             "-c".to_string(),
             format!("echo {marker} > /proc/1/fd/1"),
         ];
-        docker::exec_detached(&docker, &node.container, &echo).await?;
+        docker::exec_detached(&docker, &node.container, &echo)
+            .await
+            .map_err(docker_error)?;
         // The fault engine's path: follower -> broadcast -> regex -> pause.
         let seen = tokio::time::timeout(Duration::from_secs(10), async {
             loop {

@@ -9,7 +9,7 @@
 
 pub use chaos_core::{error, rates, redact, run_folder};
 pub use chaos_runner::{
-    cluster, faults, observe, progress, recorder, scenario, systems, workloads,
+    activity, cluster, faults, load, observe, progress, recorder, scenario, systems, workloads,
 };
 pub use chaos_verdict::{checks, report};
 
@@ -20,5 +20,6 @@ pub mod compare;
 pub mod rate_stop;
 pub mod replay;
 pub mod run;
+pub mod shard;
 pub mod shrink;
 pub mod suite;

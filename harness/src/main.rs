@@ -357,7 +357,7 @@ async fn dispatch(cli: Cli) -> i32 {
             lenient,
         } => checks::check_command(&path, model.as_deref(), &format, timeout, json, lenient),
         Command::Lint { scenarios, scm_ha } => {
-            Ok(lint(&scenarios, scenario::LoadOptions { scm_ha }))
+            Ok(lint(&scenarios, chaos::load::LoadOptions { scm_ha }))
         }
         Command::Report {
             run_dir,
@@ -451,7 +451,7 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
         reuse_cluster,
     } = args;
     let bounds = chaos::suite::rate_bounds(&rate).map_err(HarnessError::BadInput)?;
-    let load = scenario::LoadOptions { scm_ha };
+    let load = chaos::load::LoadOptions { scm_ha };
     chaos::run::check_out_folder(&out)?;
     if let Some(run_dir) = replay {
         return replay_run(&run_dir, repeat, out, ready_timeout).await;
@@ -660,7 +660,7 @@ async fn bench_command(args: BenchArgs) -> error::Result<i32> {
 /// `chaos lint FILE...`: each scenario, or each suite with every scenario and comparison it
 /// names, validated without starting anything; `FILE: ok` on stdout for each valid one, every
 /// problem on stderr (exit 254).
-fn lint(paths: &[PathBuf], options: scenario::LoadOptions) -> i32 {
+fn lint(paths: &[PathBuf], options: chaos::load::LoadOptions) -> i32 {
     let mut worst = EXIT_OK;
     for path in paths {
         if chaos::suite::is_suite(path) {
@@ -678,7 +678,7 @@ fn lint(paths: &[PathBuf], options: scenario::LoadOptions) -> i32 {
             }
             continue;
         }
-        match scenario::load_with(path, options) {
+        match chaos::load::load_with(path, options) {
             Ok(_) => println!("{}: ok", path.display()),
             Err(errors) => {
                 for e in errors {
@@ -714,7 +714,7 @@ fn interrupt_token() -> CancellationToken {
 struct ManyOptions {
     out: PathBuf,
     ready_timeout: Option<Duration>,
-    load: scenario::LoadOptions,
+    load: chaos::load::LoadOptions,
     /// `--attach PROJECT`.
     attach: Option<String>,
     /// `--reuse-cluster`: one cluster for every seed of a scenario.
@@ -736,7 +736,7 @@ fn load_all<'a>(
         }
         seen.push(path);
         let attached =
-            scenario::load_with(path, options.load).and_then(|mut s| match &options.attach {
+            chaos::load::load_with(path, options.load).and_then(|mut s| match &options.attach {
                 Some(project) => s.attach_to(project).map(|()| s),
                 None if options.reuse_cluster => s.check_reusable().map(|()| s),
                 None => Ok(s),
@@ -944,7 +944,7 @@ async fn replay_run(
     let recorded = chaos::replay::RecordedRun::read(run_dir)?;
     let header = format!("# A replay of {}\n", run_dir.display());
     let text = recorded.scenario_text(&recorded.schedule, &header);
-    let loaded = scenario::load_text(&recorded.scenario_path, text, Default::default())
+    let loaded = chaos::load::load_text(&recorded.scenario_path, text, Default::default())
         .map_err(HarnessError::Scenario)?;
     eprintln!(
         "replaying {} fault steps of {} (seed {})",

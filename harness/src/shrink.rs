@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{
     HarnessError, Result, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION,
 };
+use crate::load::LoadOptions;
 use crate::replay::{ConcreteStep, RecordedRun, Schedule};
 use crate::run::{run_scenario, RunOptions};
 use crate::run_folder::{
@@ -34,7 +35,6 @@ use crate::run_folder::{
     ShrunkWorkload,
 };
 use crate::scenario::units::{format_duration, format_seconds};
-use crate::scenario::{self, LoadOptions};
 
 pub struct ShrinkOptions {
     /// Runs the whole shrink may play, confirmation included.
@@ -416,7 +416,7 @@ impl Shrinker<'_> {
         let number = self.trials.len() + 1;
         let text = self.run.scenario_text(&candidate, "");
         let loaded =
-            match scenario::load_text(&self.run.scenario_path, text, LoadOptions::default()) {
+            match crate::load::load_text(&self.run.scenario_path, text, LoadOptions::default()) {
                 Ok(l) => l,
                 Err(errors) => {
                     // A schedule this module wrote that does not load is a bug: say so, go on.
@@ -507,7 +507,11 @@ impl Shrinker<'_> {
 
     /// One real run; whether the run's failing check failed again (None: interrupted, or the
     /// harness could not play it).
-    async fn play(&mut self, loaded: &scenario::LoadedScenario, folder: &str) -> Option<bool> {
+    async fn play(
+        &mut self,
+        loaded: &crate::scenario::LoadedScenario,
+        folder: &str,
+    ) -> Option<bool> {
         let options = RunOptions {
             seed: Some(self.run.seed),
             out: self.dir.clone(),
@@ -557,7 +561,7 @@ impl Shrinker<'_> {
         if self.options.confirm == 0 {
             return;
         }
-        let loaded = match scenario::load(minimal) {
+        let loaded = match crate::load::load(minimal) {
             Ok(l) => l,
             Err(errors) => {
                 for e in errors {

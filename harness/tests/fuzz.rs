@@ -21,7 +21,8 @@ use proptest::prelude::*;
 mod shared;
 
 use chaos::cluster::compose::ComposeFile;
-use chaos::scenario::{self, LoadOptions};
+use chaos::load::LoadOptions;
+use chaos::scenario;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -260,7 +261,7 @@ proptest! {
         let corpus = scenario_corpus();
         let (path, text) = &corpus[pick % corpus.len()];
         let mutated = apply(text, &edits);
-        match scenario::load_text(path, mutated, LoadOptions { scm_ha }) {
+        match chaos::load::load_text(path, mutated, LoadOptions { scm_ha }) {
             Ok(loaded) => {
                 let plan = scenario::plan::make_plan(&loaded.spec, seed);
                 serde_json::to_string(&plan).unwrap();
@@ -345,7 +346,7 @@ proptest! {
         let _ = chaos::report::render(&dir);
         if let Ok(recorded) = chaos::replay::RecordedRun::read(&dir) {
             let text = recorded.scenario_text(&recorded.schedule, "# fuzz\n");
-            let _ = scenario::load_text(&recorded.scenario_path, text, LoadOptions::default());
+            let _ = chaos::load::load_text(&recorded.scenario_path, text, LoadOptions::default());
         }
         // Only a case that panicked keeps its folder (100,000 copies would fill the disk).
         let _ = std::fs::remove_dir_all(&dir);
@@ -490,8 +491,8 @@ fn inputs_that_once_crashed() {
         }
         match ext {
             "yaml" => {
-                let errors =
-                    scenario::load_text(&path, text, LoadOptions::default()).expect_err("refused");
+                let errors = chaos::load::load_text(&path, text, LoadOptions::default())
+                    .expect_err("refused");
                 assert!(errors.iter().all(|e| e.line > 0), "{errors:?}");
             }
             "txt" => {

@@ -460,7 +460,7 @@ fn fsync_errnos_are_the_ones_chaosfs_knows() {
         .filter(|l| l.contains("=> libc::"))
         .filter_map(|l| l.trim().strip_prefix('"')?.split('"').next())
         .collect();
-    assert_eq!(chaosfs, chaos::scenario::FSYNC_ERRNOS);
+    assert_eq!(chaosfs, chaos::load::FSYNC_ERRNOS);
 }
 
 /// Library words never reach a user, and files that are not scenarios get one line each.

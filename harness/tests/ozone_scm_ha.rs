@@ -284,8 +284,7 @@ fn every_ozone_scenario_lints_with_scm_ha() {
     assert_eq!(out.matches(": ok").count(), paths.len(), "{out}");
 
     let path = repo().join("scenarios/ozone/retry-after-restart.yaml");
-    let loaded =
-        chaos::scenario::load_with(&path, chaos::scenario::LoadOptions { scm_ha: true }).unwrap();
+    let loaded = chaos::load::load_with(&path, chaos::load::LoadOptions { scm_ha: true }).unwrap();
     assert_eq!(loaded.profile, SCM_HA);
     assert!(loaded.scm_ha);
     for node in [
@@ -302,7 +301,7 @@ fn every_ozone_scenario_lints_with_scm_ha() {
         loaded.compose.service("om1").unwrap().dns_name("om1"),
         "scmha-om1"
     );
-    let plain = chaos::scenario::load(&path).unwrap();
+    let plain = chaos::load::load(&path).unwrap();
     assert_eq!(plain.profile, PROFILE);
     assert!(!plain.scm_ha);
     assert_eq!(plain.nodes.len(), 8);

@@ -34,7 +34,7 @@ fn shipped_plans_do_not_move() {
             .collect();
         files.sort();
         for path in files {
-            let loaded = chaos::scenario::load(&path).unwrap_or_else(|e| panic!("{path:?}: {e:?}"));
+            let loaded = chaos::load::load(&path).unwrap_or_else(|e| panic!("{path:?}: {e:?}"));
             let name = path.strip_prefix(repo()).unwrap().display().to_string();
             for seed in SEEDS {
                 let plan = chaos::scenario::plan::make_plan(&loaded.spec, seed);

@@ -5,8 +5,10 @@
 //! Data flows one way: scenario -> cluster + workload + faults -> history. The checks and the
 //! report (chaos-verdict) read what this writes and are not visible from here.
 
+pub mod activity;
 pub mod cluster;
 pub mod faults;
+pub mod load;
 pub mod observe;
 pub mod progress;
 pub mod recorder;

@@ -1,5 +1,7 @@
 //! Recording as things happen: history.jsonl (every operation's invocation and completion). Each
 //! line is flushed at once, so a harness that dies leaves a history that can still be checked.
+//! What it records is in its own words, [`Operation`] and [`Outcome`], which the systems'
+//! clients answer in and the workloads ask in.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,7 +13,6 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::run_folder::HistoryLog;
-use crate::systems::{Operation, Outcome};
 
 pub struct Recorder {
     history: HistoryLog,
@@ -118,6 +119,26 @@ impl Recorder {
         }
         self.write(event, None);
     }
+}
+
+/// One client operation as the workload issues it (Jepsen's `f`, key and value).
+#[derive(Debug, Clone)]
+pub struct Operation {
+    pub f: &'static str,
+    pub key: String,
+    pub value: Value,
+}
+
+/// How an operation ended, as history.jsonl records it: a `fail` only when it certainly did not
+/// take effect, `info` whenever that is unknown (a checker must allow it either way).
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Took effect; the value is the result.
+    Ok(Value),
+    /// Certainly did not take effect.
+    Fail(String),
+    /// Unknown: it may take effect at any time, or never.
+    Info(String),
 }
 
 /// One operation's line of history.jsonl (index and time are the recorder's to set).

@@ -143,7 +143,7 @@ impl Control {
         let mut written = 0u64;
         let mut failed = Vec::new();
         for (_, d) in ovs.drain() {
-            let res = crate::fs::open_backing(&d.fd, libc::O_WRONLY)
+            let res = crate::backing::open_backing(&d.fd, libc::O_WRONLY)
                 .and_then(|f| d.overlay.write_back(&f));
             match res {
                 Ok(()) => written += d.overlay.dirty_bytes(),

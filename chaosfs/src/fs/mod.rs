@@ -21,8 +21,6 @@ use crate::control::Control;
 use inodes::Tables;
 use sys::{fstat, openat};
 
-pub use sys::open_backing;
-
 const ROOT: u64 = 1;
 
 pub struct Inner {

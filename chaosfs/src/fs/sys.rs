@@ -2,13 +2,13 @@
 //! from the root), and the conversion of a backing file's stat into what FUSE answers.
 
 use std::ffi::{CStr, CString, OsStr};
-use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fuser::{Errno, FileAttr, FileType, INodeNo, Request};
 
+pub(super) use crate::backing::{open_backing, proc_path};
 use crate::control::Key;
 
 pub(super) fn last_errno() -> Errno {
@@ -21,10 +21,6 @@ pub(super) fn io_errno(e: &std::io::Error) -> Errno {
 
 pub(super) fn cname(name: &OsStr) -> Result<CString, Errno> {
     CString::new(name.as_bytes()).map_err(|_| Errno::EINVAL)
-}
-
-pub(super) fn proc_path(fd: RawFd) -> CString {
-    CString::new(format!("/proc/self/fd/{fd}")).unwrap_or_default()
 }
 
 pub(super) fn fstat(fd: RawFd) -> Result<libc::stat, Errno> {
@@ -66,19 +62,6 @@ pub(super) fn openat(dir: RawFd, name: &CStr, flags: i32, mode: u32) -> Result<O
     } else {
         // SAFETY: fd was just returned by openat.
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-    }
-}
-
-/// Open the file behind an O_PATH descriptor for I/O (`/proc/self/fd/N`).
-pub fn open_backing(fd: &OwnedFd, flags: i32) -> std::io::Result<File> {
-    let p = proc_path(fd.as_raw_fd());
-    // SAFETY: NUL-terminated path.
-    let r = unsafe { libc::open(p.as_ptr(), flags | libc::O_CLOEXEC) };
-    if r < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        // SAFETY: r is a fresh fd.
-        Ok(unsafe { File::from_raw_fd(r) })
     }
 }
 

@@ -1,25 +1,24 @@
 //! The linearizability checker: split by key (P-compositionality), decide each partition
 //! (in parallel) from the reads-from relation when written values are unique (`unique/`),
 //! by search otherwise (`search.rs`, driven by `by_search.rs`), and explain each violation.
-//! `result.rs` holds what a check answers.
+//! `answer.rs` (beside it, as the reads-from procedure shares it) holds what a check answers.
 
 use crate::history::{History, Operation};
 use crate::model::{CheckError, Kv, ModelKind, Register, S3Object, SetModel};
 use crate::search::Limits;
 use crate::Verdict;
-use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 mod by_search;
-mod result;
 
-use by_search::run;
-pub use result::{
+pub(crate) use crate::answer::key_prefix;
+pub use crate::answer::{
     render, Explanation, LinearizabilityResult, LinearizedStep, OpSummary, PartitionResult,
-    Unexplored, MAX_STEPS,
+    Procedure, Unexplored, MAX_STEPS,
 };
+use by_search::run;
 
 /// How much a check may spend before it answers `unknown`.
 #[derive(Clone, Debug)]
@@ -48,16 +47,6 @@ pub enum Route {
     Search,
     /// Only the reads-from procedure: a partition it cannot take is `unknown`, with the
     /// precondition that failed as the reason.
-    ReadsFrom,
-}
-
-/// The procedure that decided a partition.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Procedure {
-    /// Wing & Gong / Lowe's search (`search.rs`).
-    Search,
-    /// Unique written values: the read-from relation decides without search (`unique/`).
     ReadsFrom,
 }
 
@@ -234,12 +223,5 @@ fn check_partition(
         ModelKind::Kv => run(Kv::build, key, ops, limits, explain),
         ModelKind::Set => run(SetModel::build, key, ops, limits, explain),
         ModelKind::S3Object => run(S3Object::build, key, ops, limits, explain),
-    }
-}
-
-pub(crate) fn key_prefix(key: &Option<String>) -> String {
-    match key {
-        Some(k) => format!("key {k}: "),
-        None => String::new(),
     }
 }

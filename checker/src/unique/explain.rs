@@ -5,8 +5,8 @@ use super::chains::{decide, Layout};
 use super::explain_set::{explain_set, show_set};
 use super::prefix::{build, Prefix, Stop, Witness};
 use super::{illegal, Compiled, Kind, INF, INIT, NONE};
+use crate::answer::{Explanation, LinearizedStep, OpSummary, MAX_STEPS};
 use crate::history::{show, Operation, Status};
-use crate::linearizable::{Explanation, LinearizedStep, OpSummary, MAX_STEPS};
 use crate::model::{text_of, ModelKind};
 
 /// What real-time order the shortest illegal prefix (ending with event `end`, completed by
@@ -224,7 +224,7 @@ impl<'a, 'c> Scene<'a, 'c> {
     pub(super) fn cannot(&self, op: &OpSummary, needs: &str, could: &str) -> String {
         format!(
             "{}{} ({}) cannot be linearized: it needs {}{}",
-            crate::linearizable::key_prefix(self.key),
+            crate::answer::key_prefix(self.key),
             op.describe(),
             op.locate(),
             needs,
@@ -624,7 +624,7 @@ fn failed_write(s: &Scene) -> Result<Explanation, String> {
     };
     let message = format!(
         "{}{} ({}) cannot be linearized: it needs {}, which only {} ({}) writes, and that failed",
-        crate::linearizable::key_prefix(s.key),
+        crate::answer::key_prefix(s.key),
         op.describe(),
         op.locate(),
         needs,

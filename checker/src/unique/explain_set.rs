@@ -4,8 +4,8 @@
 use super::explain::Scene;
 use super::prefix::subset;
 use super::{Compiled, Kind, INF, NONE};
+use crate::answer::{Explanation, OpSummary};
 use crate::history::show;
-use crate::linearizable::{Explanation, OpSummary};
 
 /// Elements shown of a set, at most.
 const SHOW_ELEMENTS: usize = 16;

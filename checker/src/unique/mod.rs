@@ -52,8 +52,8 @@
 //! Files: `compile` (per model, once), `prefix` (what a prefix holds and how its nodes link),
 //! `chains` (conditions 2 and 3), `explain` and `explain_set` (the message).
 
+use crate::answer::{PartitionResult, Procedure, Unexplored};
 use crate::history::{Operation, Status};
-use crate::linearizable::{PartitionResult, Procedure, Unexplored};
 use crate::model::ModelKind;
 use crate::search::Limits;
 use crate::Verdict;

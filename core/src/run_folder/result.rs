@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::{RunMeta, Witness, RESULT};
 use crate::error::{Result, EXIT_OK, EXIT_UNKNOWN, EXIT_VIOLATION};
+use crate::rates::Class;
 
 /// A run's result.json. Its verdict and each check's name, key, verdict and summary must read;
 /// any other field that does not read as its type (one an older chaos wrote otherwise) reads as
@@ -156,6 +157,34 @@ impl From<Verdict> for RunVerdict {
             Verdict::Illegal => RunVerdict::Illegal,
             Verdict::Unknown => RunVerdict::Unknown,
         }
+    }
+}
+
+/// What a run ended as, for counting over seeds (the rates live in `crate::rates`; the
+/// classing of a result lives here, with the result).
+impl Class {
+    /// From a run's result.json.
+    pub fn of_result(result: &RunResult) -> Class {
+        if let Some(confirmation) = result.confirmation {
+            return match confirmation {
+                Confirmation::Confirmed => Class::Confirmed,
+                Confirmation::Held => Class::Held,
+                Confirmation::NotReached => Class::NotReached,
+                Confirmation::ViolatedUnreached => Class::ViolatedUnreached,
+                Confirmation::Undecided => Class::Undecided,
+            };
+        }
+        match result.verdict {
+            RunVerdict::Illegal => Class::Violated,
+            RunVerdict::Ok => Class::Passed,
+            RunVerdict::Unknown => Class::Undecided,
+            RunVerdict::Interrupted | RunVerdict::Error => Class::Error,
+        }
+    }
+
+    /// From a run folder: its result.json's class, or an error when it cannot be read.
+    pub fn of_run(run_dir: &std::path::Path) -> Class {
+        RunResult::read(run_dir).map_or(Class::Error, |r| Class::of_result(&r))
     }
 }
 

@@ -24,14 +24,14 @@ use crate::cluster::{docker, ozone_build, ozone_source, ozone_swap};
 use crate::error::{HarnessError, Result, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION};
 use crate::rates::{Class, Tally};
 use crate::run_folder::{ComparedBuild, ComparedRun, Comparison};
-use crate::scenario::{self, LoadedScenario};
+use crate::scenario::LoadedScenario;
 
 mod decide;
 mod share;
 pub use decide::decide;
 pub use share::merge;
 
-use crate::suite::Shard;
+use crate::shard::Shard;
 
 /// One side of a comparison, as `--build` names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -373,13 +373,13 @@ fn with_setting(loaded: &LoadedScenario, key: &str, value: &str) -> Result<Loade
         "# {} as `chaos compare` played it with set:{key}={value} (cluster.environment {key} on every node; comments dropped)\n{body}",
         loaded.path.display()
     );
-    scenario::load_text(&loaded.path, text, Default::default()).map_err(HarnessError::Scenario)
+    crate::load::load_text(&loaded.path, text, Default::default()).map_err(HarnessError::Scenario)
 }
 
 /// The scenario on an Ozone image: every node of its profile whose image is an Ozone image
 /// (chaos-ozone:*, or OZONE_IMAGE's) runs `tag` instead.
 fn on_image(path: &Path, tag: &str) -> Result<LoadedScenario> {
-    let mut loaded = scenario::load(path).map_err(HarnessError::Scenario)?;
+    let mut loaded = crate::load::load(path).map_err(HarnessError::Scenario)?;
     if play_on_ozone_image(&mut loaded, tag) == 0 {
         return Err(HarnessError::BadInput(format!(
             "{}: no node runs an Ozone image (chaos-ozone:*), so an Ozone build changes nothing",
@@ -433,7 +433,7 @@ pub fn prepare(options: &CompareOptions) -> Result<Prepared> {
         builds: options.builds.len(),
     }
     .check()?;
-    let base = scenario::load(&options.scenario).map_err(HarnessError::Scenario)?;
+    let base = crate::load::load(&options.scenario).map_err(HarnessError::Scenario)?;
     let system = base.spec.system.value.clone();
     let mut builds = Vec::new();
     let mut seen: Vec<(String, String)> = Vec::new();
@@ -985,7 +985,7 @@ mod tests {
             match flag.as_str() {
                 "--build" => builds.push(Build::parse(value).unwrap().relative_to(root)),
                 "--versions" => versions = value.split(',').map(str::to_string).collect(),
-                "--seeds" => seeds = value.parse::<crate::suite::SeedRange>().unwrap().0,
+                "--seeds" => seeds = value.parse::<crate::shard::SeedRange>().unwrap().0,
                 other => panic!("{other}: not a flag chaos compare was given"),
             }
         }

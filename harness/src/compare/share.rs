@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{HarnessError, Result};
 use crate::run_folder::{ComparedBuild, Comparison};
-use crate::suite::Shard;
+use crate::shard::Shard;
 
 use super::Compared;
 

@@ -99,7 +99,7 @@ pub(super) async fn play_attached(
     let result = drive(stage, no_proxy_events).await;
     // Whatever the scenario's `final:` said and however the run ended: the project's cluster
     // stays up, every fault undone, every node healthy.
-    let healed = cluster.leave_healed(ready_timeout).await;
+    let healed = leave_healed(&cluster, ready_timeout).await;
     match &healed {
         Ok(done) if done.is_empty() => eprintln!("left project {project} up and healthy"),
         Ok(done) => eprintln!(
@@ -151,4 +151,23 @@ async fn ask_attached_build(
         crate::observe::check_build_of(docker, loaded, run_id, &observed, &image_of).await;
     let _ = docker::sweep(docker, Some(run_id)).await;
     lacking
+}
+
+/// The end of an attached run: every fault undone (the fault registry's final heal, whatever
+/// the scenario's `final:` says) and every node healthy again, within `timeout`. What it did
+/// is returned, one line each.
+async fn leave_healed(cluster: &Cluster, timeout: Duration) -> Result<Vec<String>> {
+    let mut done = Vec::new();
+    for (node, action, outcome) in crate::faults::kinds::final_heal(cluster).await {
+        match outcome {
+            Ok(()) => done.push(format!("{action} {node}")),
+            Err(e) => {
+                return Err(HarnessError::infra(format!(
+                    "could not heal the attached cluster ({action} {node}: {e})"
+                )))
+            }
+        }
+    }
+    cluster.wait_ready(timeout).await?;
+    Ok(done)
 }

@@ -35,7 +35,7 @@ pub(super) struct Stage<'a> {
 /// workload with its faults, then the final phase (heal, settle, final reads, lookups).
 pub(super) async fn drive(
     stage: Stage<'_>,
-    proxy_events: tokio::sync::mpsc::UnboundedReceiver<crate::faults::proxy::ProxyEvent>,
+    proxy_events: tokio::sync::mpsc::UnboundedReceiver<crate::cluster::proxy::ProxyEvent>,
 ) -> Result<()> {
     let Some(adapter) = connect_adapter(&stage).await? else {
         return Ok(());

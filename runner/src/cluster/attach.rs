@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::compose::ComposeFile;
 use super::logs::follow_logs;
 use super::{Cluster, Node};
+use crate::cluster::docker::docker_error;
 use crate::error::{HarnessError, Result};
 
 /// The labels `docker compose` puts on every container it creates.
@@ -70,7 +71,8 @@ impl Cluster {
                     )]))
                     .build(),
             ))
-            .await?;
+            .await
+            .map_err(docker_error)?;
         if listed.is_empty() {
             return Err(HarnessError::BadInput(format!(
                 "--attach {project}: Docker has no container of compose project `{project}`; \
@@ -133,7 +135,8 @@ impl Cluster {
         for node in &nodes {
             let info = docker
                 .inspect_container(&node.container, None::<InspectContainerOptions>)
-                .await?;
+                .await
+                .map_err(docker_error)?;
             let state = info.state.clone().unwrap_or_default();
             if state.running != Some(true) || state.paused == Some(true) {
                 let what = if state.paused == Some(true) {
@@ -226,7 +229,8 @@ impl Cluster {
             let info = self
                 .docker
                 .inspect_container(&node.container, None::<InspectContainerOptions>)
-                .await?;
+                .await
+                .map_err(docker_error)?;
             let shown = info.config.as_ref().and_then(|c| c.image.clone());
             if let Some(id) = info.image.clone() {
                 images.insert(node.name.clone(), (id.clone(), shown.unwrap_or(id)));
@@ -249,31 +253,14 @@ impl Cluster {
         let info = self
             .docker
             .inspect_container(self.container(node)?, None::<InspectContainerOptions>)
-            .await?;
+            .await
+            .map_err(docker_error)?;
         for (port, host) in published_ports(&info) {
             if let Some(relay) = attached.relays.get(&(node.to_string(), port)) {
                 relay.forward_to(SocketAddr::from(([127, 0, 0, 1], host)));
             }
         }
         Ok(())
-    }
-
-    /// The end of an attached run: every fault undone (whatever the scenario's `final:` says)
-    /// and every node healthy again, within `timeout`. What it did is returned, one line each.
-    pub async fn leave_healed(&self, timeout: Duration) -> Result<Vec<String>> {
-        let mut done = Vec::new();
-        for (node, action, outcome) in crate::faults::kinds::final_heal(self).await {
-            match outcome {
-                Ok(()) => done.push(format!("{action} {node}")),
-                Err(e) => {
-                    return Err(HarnessError::infra(format!(
-                        "could not heal the attached cluster ({action} {node}: {e})"
-                    )))
-                }
-            }
-        }
-        self.wait_ready(timeout).await?;
-        Ok(done)
     }
 
     pub(super) fn stop_relays(&self) {

@@ -10,7 +10,21 @@ use bollard::query_parameters::{
 };
 use bollard::Docker;
 
-use crate::error::{docker_message, HarnessError, Result};
+use crate::error::{HarnessError, Result};
+
+/// Docker's own message, without bollard's wrapping, for one-line causes.
+pub fn docker_message(e: &bollard::errors::Error) -> String {
+    match e {
+        bollard::errors::Error::DockerResponseServerError { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A Docker error as the harness's: the infrastructure failed (exit 255). Here rather than in
+/// chaos-core so that the run folder's types do not depend on a Docker client.
+pub fn docker_error(e: bollard::errors::Error) -> HarnessError {
+    HarnessError::Infra(format!("docker: {}", docker_message(&e)))
+}
 
 pub const LABEL_RUN: &str = "chaos.run";
 pub const LABEL_NODE: &str = "chaos.node";
@@ -103,7 +117,8 @@ pub async fn sweep(docker: &Docker, only_run: Option<&str>) -> Result<Swept> {
                 .filters(&label_filter(filter.clone()))
                 .build(),
         ))
-        .await?;
+        .await
+        .map_err(docker_error)?;
     for c in containers {
         let labels = c.labels.clone().unwrap_or_default();
         if !doomed(&labels) {
@@ -119,7 +134,7 @@ pub async fn sweep(docker: &Docker, only_run: Option<&str>) -> Result<Swept> {
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 404, ..
             }) => {}
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(docker_error(e)),
         }
         let name = c
             .names
@@ -136,7 +151,8 @@ pub async fn sweep(docker: &Docker, only_run: Option<&str>) -> Result<Swept> {
                 .filters(&label_filter(filter.clone()))
                 .build(),
         ))
-        .await?;
+        .await
+        .map_err(docker_error)?;
     for n in networks {
         if !doomed(&n.labels.clone().unwrap_or_default()) {
             continue;
@@ -147,7 +163,7 @@ pub async fn sweep(docker: &Docker, only_run: Option<&str>) -> Result<Swept> {
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 404, ..
             }) => {}
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(docker_error(e)),
         }
     }
 
@@ -157,7 +173,8 @@ pub async fn sweep(docker: &Docker, only_run: Option<&str>) -> Result<Swept> {
                 .filters(&label_filter(filter))
                 .build(),
         ))
-        .await?;
+        .await
+        .map_err(docker_error)?;
     for v in volumes.volumes.unwrap_or_default() {
         if !doomed(&v.labels) {
             continue;
@@ -173,7 +190,7 @@ pub async fn sweep(docker: &Docker, only_run: Option<&str>) -> Result<Swept> {
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 404, ..
             }) => {}
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(docker_error(e)),
         }
     }
     Ok(swept)
@@ -319,18 +336,20 @@ pub async fn run_once(
             Some(CreateContainerOptionsBuilder::new().name(name).build()),
             body,
         )
-        .await?;
+        .await
+        .map_err(docker_error)?;
     let outcome = async {
         docker
             .start_container(name, None::<StartContainerOptions>)
-            .await?;
+            .await
+            .map_err(docker_error)?;
         let mut wait = docker.wait_container(name, None::<WaitContainerOptions>);
         let mut code = 0;
         while let Some(status) = wait.next().await {
             match status {
                 Ok(s) => code = s.status_code,
                 Err(bollard::errors::Error::DockerContainerWaitError { code: c, .. }) => code = c,
-                Err(e) => return Err(HarnessError::from(e)),
+                Err(e) => return Err(docker_error(e)),
             }
         }
         let options = LogsOptionsBuilder::new().stdout(true).stderr(true).build();

@@ -10,8 +10,9 @@ use bollard::Docker;
 use futures_util::StreamExt;
 
 use crate::cluster::compose::ComposeFile;
+use crate::cluster::docker::docker_message;
 use crate::cluster::TOOLS_IMAGE;
-use crate::error::{docker_message, HarnessError, Result};
+use crate::error::{HarnessError, Result};
 
 pub const BASE_IMAGE: &str = "chaos-base:bookworm";
 
@@ -127,7 +128,7 @@ async fn run_build_script(tag: &str, script: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Runs a build script under a progress line (progress::Activity) fed by its stdout and
+/// Runs a build script under a progress line (activity::Activity) fed by its stdout and
 /// stderr. Returns its exit status and its last non-empty lines, which are printed when it
 /// fails.
 async fn run_script(
@@ -140,7 +141,7 @@ async fn run_script(
     let outcome = tokio::task::spawn_blocking(move || -> std::io::Result<_> {
         use std::io::BufRead;
         use std::process::Stdio;
-        let activity = crate::progress::Activity::start(&label);
+        let activity = crate::activity::Activity::start(&label);
         let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -254,7 +255,7 @@ pub async fn build_image(
 }
 
 async fn build(docker: &Docker, tag: &str, context: &Path, dockerfile: &str) -> Result<()> {
-    let activity = crate::progress::Activity::start(&format!(
+    let activity = crate::activity::Activity::start(&format!(
         "building image {tag} from {}",
         context.display()
     ));

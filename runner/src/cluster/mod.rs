@@ -4,7 +4,8 @@
 
 mod attach;
 mod clock;
-pub mod compose;
+// A compose file is read with the scenario (scenario/compose.rs); the cluster is made from it.
+pub use crate::scenario::compose;
 pub mod docker;
 pub mod images;
 mod logs;
@@ -12,6 +13,7 @@ mod network;
 pub mod ozone_build;
 pub mod ozone_source;
 pub mod ozone_swap;
+pub mod proxy;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
@@ -38,8 +40,9 @@ use logs::{follow_logs, log_tail, LOG_TAIL_LINES};
 pub use network::TOOLS_IMAGE;
 
 use crate::cluster::compose::{parse_port, ComposeFile, Service};
+use crate::cluster::docker::{docker_error, docker_message};
 use crate::cluster::docker::{run_labels, LABEL_NODE};
-use crate::error::{docker_message, HarnessError, Result};
+use crate::error::{HarnessError, Result};
 
 /// Where the chaosfs binary is mounted in nodes that use it.
 pub const CHAOSFS_PATH: &str = "/chaosfs";
@@ -71,7 +74,7 @@ pub struct Cluster {
     stop_logs: CancellationToken,
     log_tasks: Vec<tokio::task::JoinHandle<()>>,
     /// Proxies in front of client ports, by (node, container port), when the scenario uses them.
-    proxies: BTreeMap<(String, u16), crate::faults::proxy::Proxy>,
+    proxies: BTreeMap<(String, u16), proxy::Proxy>,
     /// Set once a partition was applied, so the final heal skips the helper containers otherwise.
     partitioned: std::sync::atomic::AtomicBool,
     /// Node -> its clock offset in ms, for the nodes whose clock a fault moved.
@@ -235,7 +238,8 @@ impl Cluster {
             let info = self
                 .docker
                 .inspect_container(&self.nodes[i].container, None::<InspectContainerOptions>)
-                .await?;
+                .await
+                .map_err(docker_error)?;
             let ports = info
                 .network_settings
                 .and_then(|n| n.ports)
@@ -357,7 +361,8 @@ impl Cluster {
                                 labels: Some(labels.clone()),
                                 ..Default::default()
                             })
-                            .await?;
+                            .await
+                            .map_err(docker_error)?;
                         volume_name
                     };
                     binds.push(format!("{source}:{}", rest.join(":")));
@@ -388,7 +393,8 @@ impl Cluster {
         let image = self
             .docker
             .inspect_image(service.image.as_deref().unwrap_or_default())
-            .await?;
+            .await
+            .map_err(docker_error)?;
         let config = image.config.unwrap_or_default();
         let entrypoint = service
             .entrypoint
@@ -429,7 +435,7 @@ impl Cluster {
     }
 
     /// Waits until every node is healthy (or running, without a healthcheck).
-    async fn wait_ready(&self, timeout: Duration) -> Result<()> {
+    pub async fn wait_ready(&self, timeout: Duration) -> Result<()> {
         let deadline = Instant::now() + timeout;
         let mut pending: BTreeSet<usize> = (0..self.nodes.len()).collect();
         while !pending.is_empty() {
@@ -438,7 +444,8 @@ impl Cluster {
                 let info = self
                     .docker
                     .inspect_container(&node.container, None::<InspectContainerOptions>)
-                    .await?;
+                    .await
+                    .map_err(docker_error)?;
                 let state = info.state.unwrap_or_default();
                 if state.running != Some(true) {
                     return Err(HarnessError::infra(format!(
@@ -507,15 +514,14 @@ impl Cluster {
     /// Puts a proxy in front of every published port; what they do goes to `events`.
     pub async fn start_proxies(
         &mut self,
-        events: tokio::sync::mpsc::UnboundedSender<crate::faults::proxy::ProxyEvent>,
+        events: tokio::sync::mpsc::UnboundedSender<proxy::ProxyEvent>,
     ) -> Result<()> {
         for node in self.nodes.clone() {
             for &port in node.ports.keys() {
                 let upstream = self.direct_endpoint(&node.name, port).expect("published");
-                let proxy =
-                    crate::faults::proxy::Proxy::start(&node.name, upstream, events.clone())
-                        .await
-                        .map_err(|e| HarnessError::infra(format!("cannot start a proxy: {e}")))?;
+                let proxy = proxy::Proxy::start(&node.name, upstream, events.clone())
+                    .await
+                    .map_err(|e| HarnessError::infra(format!("cannot start a proxy: {e}")))?;
                 self.proxies.insert((node.name.clone(), port), proxy);
             }
         }
@@ -523,7 +529,7 @@ impl Cluster {
     }
 
     /// The proxies in front of a node's ports.
-    pub fn proxies_of(&self, node: &str) -> Vec<&crate::faults::proxy::Proxy> {
+    pub fn proxies_of(&self, node: &str) -> Vec<&proxy::Proxy> {
         self.proxies
             .iter()
             .filter(|((n, _), _)| n == node)
@@ -541,7 +547,8 @@ impl Cluster {
         let info = self
             .docker
             .inspect_container(self.container(node)?, None::<InspectContainerOptions>)
-            .await?;
+            .await
+            .map_err(docker_error)?;
         let state = info.state.unwrap_or_default();
         Ok(if state.paused == Some(true) {
             NodeState::Paused
@@ -565,13 +572,17 @@ impl Cluster {
                     tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
                     attempt += 1;
                 }
-                r => return Ok(r?),
+                r => return Ok(r.map_err(docker_error)?),
             }
         }
     }
 
     pub async fn unpause(&self, node: &str) -> Result<()> {
-        Ok(self.docker.unpause_container(self.container(node)?).await?)
+        Ok(self
+            .docker
+            .unpause_container(self.container(node)?)
+            .await
+            .map_err(docker_error)?)
     }
 
     pub async fn kill(&self, node: &str) -> Result<()> {
@@ -580,7 +591,8 @@ impl Cluster {
         Ok(self
             .docker
             .kill_container(self.container(node)?, Some(options))
-            .await?)
+            .await
+            .map_err(docker_error)?)
     }
 
     /// SIGTERM, then SIGKILL after 10 s, as `docker stop`.
@@ -590,13 +602,15 @@ impl Cluster {
         Ok(self
             .docker
             .stop_container(self.container(node)?, Some(options))
-            .await?)
+            .await
+            .map_err(docker_error)?)
     }
 
     pub async fn start(&self, node: &str) -> Result<()> {
         self.docker
             .start_container(self.container(node)?, None::<StartContainerOptions>)
-            .await?;
+            .await
+            .map_err(docker_error)?;
         self.mark_downed(node, false);
         self.follow_ports(node).await
     }
@@ -605,7 +619,8 @@ impl Cluster {
         let options = RestartContainerOptionsBuilder::new().t(10).build();
         self.docker
             .restart_container(self.container(node)?, Some(options))
-            .await?;
+            .await
+            .map_err(docker_error)?;
         self.mark_downed(node, false);
         self.follow_ports(node).await
     }

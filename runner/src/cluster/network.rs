@@ -7,7 +7,7 @@ use bollard::models::{ContainerCreateBody, HostConfig};
 use bollard::query_parameters::InspectContainerOptions;
 
 use super::{Cluster, NodeState};
-use crate::cluster::docker::{run_labels, run_once, LABEL_NODE};
+use crate::cluster::docker::{docker_error, run_labels, run_once, LABEL_NODE};
 use crate::error::{HarnessError, Result};
 
 /// The image used for network faults: iptables run in a node's network namespace.
@@ -19,7 +19,8 @@ impl Cluster {
         let info = self
             .docker
             .inspect_container(self.container(node)?, None::<InspectContainerOptions>)
-            .await?;
+            .await
+            .map_err(docker_error)?;
         Ok(info
             .network_settings
             .and_then(|n| n.networks)

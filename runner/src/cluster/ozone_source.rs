@@ -494,7 +494,7 @@ fn run_maven(tree: &Path, tag: &str) -> Result<()> {
         repository.display(),
         log.display()
     );
-    let activity = crate::progress::Activity::start(&format!("mvn in {}", tree.display()));
+    let activity = crate::activity::Activity::start(&format!("mvn in {}", tree.display()));
     let mut lines: Vec<String> = Vec::new();
     let (mut downloads, mut module) = (0u64, String::new());
     let news = |module: &str, downloads: u64| match downloads {

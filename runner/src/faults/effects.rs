@@ -16,7 +16,7 @@ impl FaultEngine {
     /// closes or the task is aborted.
     pub fn log_proxy_effects(
         self: Arc<Self>,
-        mut proxy_events: tokio::sync::mpsc::UnboundedReceiver<super::proxy::ProxyEvent>,
+        mut proxy_events: tokio::sync::mpsc::UnboundedReceiver<crate::cluster::proxy::ProxyEvent>,
     ) -> tokio::task::JoinHandle<()> {
         tokio::spawn(async move {
             while let Some(event) = proxy_events.recv().await {

@@ -8,7 +8,6 @@ mod effects;
 pub mod kinds;
 pub mod log;
 mod partition;
-pub mod proxy;
 mod triggers;
 
 pub use partition::partition_grudge;

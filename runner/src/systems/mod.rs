@@ -12,9 +12,10 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use serde_json::Value;
 
 use crate::cluster::Cluster;
+// What a client is asked and how it answered are the recorder's words (history.jsonl's).
+pub use crate::recorder::{Operation, Outcome};
 use crate::scenario::{ReadConsistency, Role, S3Spec, Scenario, WorkloadKind};
 
 /// What the scenario validator needs to know about a system before anything starts.
@@ -258,32 +259,12 @@ impl AdapterSettings {
     }
 }
 
-/// One client operation as the workload issues it (Jepsen's `f`, key and value).
-#[derive(Debug, Clone)]
-pub struct Operation {
-    pub f: &'static str,
-    pub key: String,
-    pub value: Value,
-}
-
 /// The `f` of a create (the `create` workload), which its clients answer to: `cas` with value
 /// `[null, v]`. To the cas-register model the workload is checked with, creating a fresh key
 /// with v is exactly a compare-and-set from nil (it takes effect iff the key holds nothing, and
 /// then the key holds v), and the checker has no operation `create`. Were the checker to read
 /// `create` as cas from nil, this is the one line of the harness to change.
 pub const CREATE: &str = "cas";
-
-/// How an operation ended, as history.jsonl records it: a `fail` only when it certainly did not
-/// take effect, `info` whenever that is unknown (a checker must allow it either way).
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    /// Took effect; the value is the result.
-    Ok(Value),
-    /// Certainly did not take effect.
-    Fail(String),
-    /// Unknown: it may take effect at any time, or never.
-    Info(String),
-}
 
 /// A node holding `role` now (the named one, or any).
 pub async fn role_holder(

@@ -7,7 +7,7 @@
 //!
 //! A new check is a module of `checks/` with its type (declared in `checks/mod.rs`), its line in
 //! [`REGISTRY`], a variant of `scenario::CheckSpec` with its settings, its arm in
-//! `scenario/validate.rs`'s `validate_checks`, and its row in docs/scenarios.md.
+//! `load/validate.rs`'s `validate_checks`, and its row in docs/scenarios.md.
 
 use std::path::Path;
 use std::time::Duration;

@@ -4,9 +4,9 @@ use futures_util::future::BoxFuture;
 use regex::Regex;
 
 use super::{Action, Applied, Cx, Fault, Healed, Mechanism};
+use crate::cluster::proxy::{Proxy, RequestMatch};
 use crate::cluster::Cluster;
 use crate::error::HarnessError;
-use crate::faults::proxy::{Proxy, RequestMatch};
 
 /// Forwards the next `count` matching requests, drops their replies, closes the connection.
 pub struct LoseReply;

@@ -322,7 +322,7 @@ fn parse_compose_duration(text: &str) -> Option<Duration> {
             _ => return None,
         };
         // Past 30 days is no healthcheck timing (and would overflow a `Duration`).
-        if !seconds.is_finite() || seconds > crate::scenario::units::MAX_DURATION_S {
+        if !seconds.is_finite() || seconds > super::units::MAX_DURATION_S {
             return None;
         }
         total = total.checked_add(Duration::from_secs_f64(seconds))?;
@@ -351,14 +351,14 @@ pub struct PortSpec {
 
 impl ComposeFile {
     pub fn load(path: &Path) -> Result<ComposeFile, ComposeError> {
-        let text = crate::scenario::read_file(path).map_err(|e| ComposeError(e.to_string()))?;
+        let text = super::read_file(path).map_err(|e| ComposeError(e.to_string()))?;
         Self::parse(path, &text)
     }
 
     /// Parses a compose file's text; `path` names it in messages and is the folder its
     /// relative paths (build contexts, volumes) start from.
     pub fn parse(path: &Path, text: &str) -> Result<ComposeFile, ComposeError> {
-        let mut file: ComposeFile = crate::scenario::wording::parse_yaml(text).map_err(|e| {
+        let mut file: ComposeFile = super::wording::parse_yaml(text).map_err(|e| {
             ComposeError(format!(
                 "{}:{}:{}: {}: {}",
                 path.display(),
@@ -406,7 +406,7 @@ impl ComposeFile {
             // A node's log is `logs/<node>.log` in the run folder: its name is one safe
             // path component, as a scenario's name is.
             let node = service.x_chaos.node.as_deref().unwrap_or(name);
-            if let Some(problem) = crate::scenario::name_problem(node) {
+            if let Some(problem) = super::name_problem(node) {
                 return Err(ComposeError(format!(
                     "{}: service {}: the node name {problem}",
                     path.display(),

@@ -1,12 +1,23 @@
 //! What a linearizability check answers: per partition and overall, with explanations, and
-//! a short text of it.
+//! a short text of it. Both procedures that decide a partition answer in these terms, the
+//! search (driven from `linearizable/`) and the reads-from procedure (`unique/`), so it sits
+//! below both.
 
-use super::{key_prefix, Procedure};
 use crate::history::{show, Operation, Status};
 use crate::model::ModelKind;
 use crate::Verdict;
 use serde::Serialize;
 use serde_json::Value;
+
+/// The procedure that decided a partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Procedure {
+    /// Wing & Gong / Lowe's search (`search.rs`).
+    Search,
+    /// Unique written values: the read-from relation decides without search (`unique/`).
+    ReadsFrom,
+}
 
 /// An operation as an explanation shows it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -273,5 +284,12 @@ pub fn render(r: &LinearizabilityResult) -> String {
             }
             out
         }
+    }
+}
+
+pub(crate) fn key_prefix(key: &Option<String>) -> String {
+    match key {
+        Some(k) => format!("key {k}: "),
+        None => String::new(),
     }
 }

@@ -1,8 +1,16 @@
 //! Validation of a parsed scenario against its compose profile, system adapter and checker,
 //! before any container starts: every problem located at file:line:column with its key path.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_saphyr::{Location, Spanned};
+
 use crate::faults::kinds::{self, Mechanism};
+use crate::scenario::compose::ComposeFile;
+use crate::scenario::*;
+use crate::systems;
 use chaos_core::shown::shown;
 
 pub(super) struct Problems {
