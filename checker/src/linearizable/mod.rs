@@ -17,8 +17,8 @@ mod result;
 
 use by_search::run;
 pub use result::{
-    render, Explanation, LinearizabilityResult, LinearizedStep, OpSummary, PartitionResult,
-    Unexplored, MAX_STEPS,
+    render, Explanation, LinearizabilityResult, LinearizedStep, PartitionResult, Unexplored,
+    MAX_STEPS,
 };
 
 /// How much a check may spend before it answers `unknown`.
