@@ -13,10 +13,11 @@ pub use chaos_runner::{
 };
 pub use chaos_verdict::{checks, report};
 
-// The commands over the stages: a run, comparing builds, replaying and shrinking a run, suites,
-// measuring the harness.
+// The commands over the stages: a run, comparing builds, stopping plays held to a rate,
+// replaying and shrinking a run, suites, measuring the harness.
 pub mod bench;
 pub mod compare;
+pub mod rate_stop;
 pub mod replay;
 pub mod run;
 pub mod shrink;
