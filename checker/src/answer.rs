@@ -3,11 +3,10 @@
 //! search (driven from `linearizable/`) and the reads-from procedure (`unique/`), so it sits
 //! below both.
 
-use crate::history::{show, Operation, Status};
+use crate::history::Operation;
 use crate::model::ModelKind;
 use crate::Verdict;
 use serde::Serialize;
-use serde_json::Value;
 
 /// The procedure that decided a partition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -19,104 +18,10 @@ pub enum Procedure {
     ReadsFrom,
 }
 
-/// An operation as an explanation shows it.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct OpSummary {
-    /// Id in `History::ops`.
-    pub id: usize,
-    pub process: u64,
-    pub f: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-    pub value: Value,
-    pub status: Status,
-    pub output: Value,
-    /// Event positions of the invocation and completion.
-    pub invoke: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub complete: Option<usize>,
-    pub invoke_time: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub complete_time: Option<u64>,
-    /// 1-based line in the history file (0 if not read from a file).
-    pub line: usize,
-    /// What the client said of a fail or info (`already exists (call 12 sent again)`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// The node the operation went to, when the history says.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
-}
-
-impl OpSummary {
-    pub fn of(op: &Operation) -> OpSummary {
-        OpSummary {
-            id: op.id,
-            process: op.process,
-            f: op.f.clone(),
-            key: op.key.clone(),
-            value: op.value.clone(),
-            status: op.status,
-            output: op.output.clone(),
-            invoke: op.invoke,
-            complete: op.complete,
-            invoke_time: op.invoke_time,
-            complete_time: op.complete_time,
-            line: op.line,
-            error: op.error.clone(),
-            node: op.node.clone(),
-        }
-    }
-
-    /// `read -> 3` / `write 4` / `cas [1 2] -> ok`. A long array (a set read) shows its
-    /// first elements and its length.
-    pub fn describe(&self) -> String {
-        let arg = if self.value.is_null() {
-            String::new()
-        } else {
-            format!(" {}", show_short(&self.value))
-        };
-        let res = match self.status {
-            Status::Ok if !self.output.is_null() && self.output != self.value => {
-                format!(" -> {}", show_short(&self.output))
-            }
-            Status::Ok => String::new(),
-            Status::Fail => " (fail)".into(),
-            Status::Info => " (outcome unknown)".into(),
-        };
-        format!("{}{arg}{res}", self.f)
-    }
-
-    /// `op #12, process 3, line 40`.
-    pub fn locate(&self) -> String {
-        if self.line > 0 {
-            format!(
-                "op #{}, process {}, line {}",
-                self.id, self.process, self.line
-            )
-        } else {
-            format!("op #{}, process {}", self.id, self.process)
-        }
-    }
-}
-
-/// Elements of an array shown by [`OpSummary::describe`].
-const SHOW_ITEMS: usize = 16;
-
-fn show_short(v: &Value) -> String {
-    match v {
-        Value::Array(a) if a.len() > SHOW_ITEMS => {
-            let items: Vec<String> = a[..SHOW_ITEMS].iter().map(|x| x.to_string()).collect();
-            format!("[{},... ({} elements)]", items.join(","), a.len())
-        }
-        v => show(v),
-    }
-}
-
 /// One step of a partial linearization.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct LinearizedStep {
-    pub op: OpSummary,
+    pub op: Operation,
     /// Model state after the operation.
     pub state: String,
 }
@@ -129,7 +34,7 @@ pub struct Explanation {
     /// One sentence for people.
     pub message: String,
     /// The operation that cannot be placed.
-    pub op: OpSummary,
+    pub op: Operation,
     /// The model state it would need.
     pub needs: String,
     /// The states the model could be in when it had to take effect.
@@ -137,7 +42,7 @@ pub struct Explanation {
     /// The operation whose (unavoidable) effect ruled it out, when that is
     /// another one: a write that had completed before a stale read began.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub after: Option<OpSummary>,
+    pub after: Option<Operation>,
     /// The shortest illegal prefix by completion ends with this event (inclusive).
     pub prefix_end_event: usize,
     /// Operations invoked within that prefix.

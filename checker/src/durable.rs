@@ -9,7 +9,6 @@
 //! read cannot be judged and is listed.
 
 use crate::history::{show, History, Operation, Status};
-use crate::linearizable::OpSummary;
 use crate::Verdict;
 use serde::Serialize;
 use serde_json::Value;
@@ -21,7 +20,7 @@ pub struct LostWrite {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     pub value: Value,
-    pub op: OpSummary,
+    pub op: Operation,
 }
 
 /// A value in a final read that no write (even an unacknowledged one) wrote.
@@ -105,7 +104,7 @@ pub fn check(history: &History) -> DurableResult {
                         r.lost.push(LostWrite {
                             key: key.clone(),
                             value: w.value.clone(),
-                            op: OpSummary::of(w),
+                            op: Operation::clone(w),
                         });
                     }
                 }

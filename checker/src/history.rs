@@ -115,7 +115,8 @@ pub enum Status {
     Info,
 }
 
-/// An invocation paired with its completion.
+/// An invocation paired with its completion; also how a check's result shows an operation
+/// (an explanation's, a witness's).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Operation {
     /// Position in `History::ops` (ordered by invocation).
@@ -137,16 +138,66 @@ pub struct Operation {
     pub invoke_time: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub complete_time: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub call: Option<String>,
     /// 1-based line of the invocation in the file it was read from (0 if built in memory).
     pub line: usize,
+    /// What the client said of a fail or info (`already exists (call 12 sent again)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The node the operation went to, when the history says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// The client and call id of a call that may be sent again. An operation a check's result
+    /// shows leaves them out: the retry check's duplicates name them once, beside their ops.
+    #[serde(skip_serializing)]
+    pub client: Option<String>,
+    #[serde(skip_serializing)]
+    pub call: Option<String>,
+}
+
+impl Operation {
+    /// `read -> 3` / `write 4` / `cas [1 2] -> ok`. A long array (a set read) shows its
+    /// first elements and its length.
+    pub fn describe(&self) -> String {
+        let arg = if self.value.is_null() {
+            String::new()
+        } else {
+            format!(" {}", show_short(&self.value))
+        };
+        let res = match self.status {
+            Status::Ok if !self.output.is_null() && self.output != self.value => {
+                format!(" -> {}", show_short(&self.output))
+            }
+            Status::Ok => String::new(),
+            Status::Fail => " (fail)".into(),
+            Status::Info => " (outcome unknown)".into(),
+        };
+        format!("{}{arg}{res}", self.f)
+    }
+
+    /// `op #12, process 3, line 40`.
+    pub fn locate(&self) -> String {
+        if self.line > 0 {
+            format!(
+                "op #{}, process {}, line {}",
+                self.id, self.process, self.line
+            )
+        } else {
+            format!("op #{}, process {}", self.id, self.process)
+        }
+    }
+}
+
+/// Elements of an array shown by [`Operation::describe`].
+const SHOW_ITEMS: usize = 16;
+
+fn show_short(v: &Value) -> String {
+    match v {
+        Value::Array(a) if a.len() > SHOW_ITEMS => {
+            let items: Vec<String> = a[..SHOW_ITEMS].iter().map(|x| x.to_string()).collect();
+            format!("[{},... ({} elements)]", items.join(","), a.len())
+        }
+        v => show(v),
+    }
 }
 
 /// A malformed sequence of events.

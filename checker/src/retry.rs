@@ -5,8 +5,8 @@
 //! `fail` completion must agree with the first definite one (same type and
 //! value). Unknown outcomes (info) say nothing and are skipped.
 
+use crate::history::Operation;
 use crate::history::{History, Status};
-use crate::linearizable::OpSummary;
 use crate::Verdict;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -18,7 +18,7 @@ pub struct Duplicate {
     pub call: String,
     /// Whether every definite answer agreed.
     pub consistent: bool,
-    pub ops: Vec<OpSummary>,
+    pub ops: Vec<Operation>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -67,7 +67,7 @@ pub fn check(history: &History) -> RetryResult {
             client: client.to_string(),
             call: call.to_string(),
             consistent,
-            ops: ops.iter().map(|o| OpSummary::of(o)).collect(),
+            ops: ops.iter().map(|o| Operation::clone(o)).collect(),
         });
     }
     // In the order the calls were first sent, so "the first" in every sentence (CLI, report,

@@ -17,7 +17,6 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::history::{show, History, Operation, Status};
-use crate::linearizable::OpSummary;
 
 /// A read that returned an overwritten value, with the writes that prove it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -27,12 +26,12 @@ pub struct StaleRead {
     /// One sentence for people.
     pub message: String,
     /// The stale read.
-    pub read: OpSummary,
+    pub read: Operation,
     /// The write of the value it returned (absent for a read of the initial nil).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub wrote_value: Option<OpSummary>,
+    pub wrote_value: Option<Operation>,
     /// A write acknowledged before the read began, and begun after the value's write ended.
-    pub overwritten_by: OpSummary,
+    pub overwritten_by: Operation,
 }
 
 fn written_value(op: &Operation) -> Option<&Value> {
@@ -136,22 +135,22 @@ fn find_in_key(key: Option<&str>, ops: &[&Operation]) -> Option<StaleRead> {
         if !overwrites {
             continue;
         }
-        let sum = OpSummary::of(read);
+        let sum = Operation::clone(read);
         let key_text = key.map(|k| format!("key {k}: ")).unwrap_or_default();
         let message = format!(
             "{key_text}a read returned {} ({}) after {} had overwritten it ({}, acknowledged {:.3} s before the read began)",
             show(value),
             sum.locate(),
             show(written_value(w).unwrap_or(&Value::Null)),
-            OpSummary::of(w).locate(),
+            Operation::clone(w).locate(),
             (read.invoke_time - w.complete_time.unwrap_or(0)) as f64 / 1e9,
         );
         return Some(StaleRead {
             key: key.map(str::to_string),
             message,
             read: sum,
-            wrote_value: origin.map(OpSummary::of),
-            overwritten_by: OpSummary::of(w),
+            wrote_value: origin.map(Operation::clone),
+            overwritten_by: Operation::clone(w),
         });
     }
     None
@@ -164,9 +163,9 @@ pub struct MissingAdds {
     /// One sentence for people.
     pub message: String,
     /// The last ok read of the set.
-    pub read: OpSummary,
+    pub read: Operation,
     /// Adds acknowledged before that read began whose element it does not have.
-    pub adds: Vec<OpSummary>,
+    pub adds: Vec<Operation>,
 }
 
 /// For a set key (`add x`, `read` -> array): the acknowledged adds missing from the last read
@@ -189,7 +188,7 @@ pub fn missing_adds(history: &History, key: &str) -> Option<MissingAdds> {
         .flatten()
         .map(Value::to_string)
         .collect();
-    let adds: Vec<OpSummary> = ops
+    let adds: Vec<Operation> = ops
         .iter()
         .filter(|op| {
             op.status == Status::Ok
@@ -197,21 +196,21 @@ pub fn missing_adds(history: &History, key: &str) -> Option<MissingAdds> {
                 && op.complete_time.is_some_and(|c| c < read.invoke_time)
                 && !seen.contains(&op.value.to_string())
         })
-        .map(|op| OpSummary::of(op))
+        .map(|op| Operation::clone(op))
         .collect();
     let first = adds.first()?;
     let message = format!(
         "key {key}: {} acknowledged add{} missing from the last read ({}); the first, of {}, was acknowledged {:.3} s before it began",
         adds.len(),
         if adds.len() == 1 { " is" } else { "s are" },
-        OpSummary::of(read).locate(),
+        Operation::clone(read).locate(),
         show(&first.value),
         (read.invoke_time - first.complete_time.unwrap_or(0)) as f64 / 1e9,
     );
     Some(MissingAdds {
         key: Some(key.to_string()),
         message,
-        read: OpSummary::of(read),
+        read: Operation::clone(read),
         adds,
     })
 }
@@ -390,7 +389,7 @@ pub fn staleness(history: &History, bound_ns: u64) -> Staleness {
         }
     }
     out.stalest = stalest.map(|(age, read, overwrite, origin)| {
-        let sum = OpSummary::of(read);
+        let sum = Operation::clone(read);
         StaleRead {
             key: read.key.clone(),
             message: format!(
@@ -407,11 +406,11 @@ pub fn staleness(history: &History, bound_ns: u64) -> Staleness {
                 sum.locate(),
                 age as f64 / 1e9,
                 show(written_value(overwrite).unwrap_or(&Value::Null)),
-                OpSummary::of(overwrite).locate(),
+                Operation::clone(overwrite).locate(),
             ),
             read: sum,
-            wrote_value: origin.map(OpSummary::of),
-            overwritten_by: OpSummary::of(overwrite),
+            wrote_value: origin.map(Operation::clone),
+            overwritten_by: Operation::clone(overwrite),
         }
     });
     out.verdict = if out.over_bound > 0 {

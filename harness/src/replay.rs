@@ -14,12 +14,14 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use crate::checks::linearizable;
 use crate::error::{HarnessError, Result};
 use crate::faults::kinds::{Action, PARAMS};
 use crate::run_folder::{
     read_faults, Confirmation, FaultEvent, Grudge, Phase, RecordedPlan, RunResult, PLAN, RESULT,
 };
 use crate::scenario::units::{format_duration, format_seconds, parse_duration};
+use crate::scenario::CheckKind;
 
 /// The keys of a recorded step a concrete firing of `action` keeps as they are: the parameters
 /// its fault takes (`Fault::takes`) but those the firing drew (its partition's sides, its
@@ -522,21 +524,20 @@ fn workload_shape(dir: &Path, text: &str) -> std::result::Result<WorkloadShape, 
 /// When the earliest linearizability violation's witness completed (history clock): the
 /// operation that cannot be placed and the one that ruled it out.
 fn first_violation(result: &RunResult) -> Option<u64> {
-    let op_end = |op: &Value| op["complete_time"].as_u64().or(op["invoke_time"].as_u64());
+    let linearizable = CheckKind::Linearizable.name();
     result
         .checks
         .iter()
-        .filter(|c| c.check == "linearizable" && c.verdict == checker::Verdict::Illegal)
+        .filter(|c| c.check == linearizable && c.verdict == checker::Verdict::Illegal)
         .flat_map(|c| {
-            c.figures()["partitions"]
-                .as_array()
-                .cloned()
+            c.detail_as::<linearizable::Detail>()
                 .unwrap_or_default()
+                .partitions
         })
         .filter_map(|p| {
-            let e = &p["explanation"];
-            let op = op_end(&e["op"])?;
-            Some(op.max(op_end(&e["after"]).unwrap_or(0)))
+            let e = p.explanation?;
+            let op = e.op.end()?;
+            Some(op.max(e.after.and_then(|a| a.end()).unwrap_or(0)))
         })
         .min()
 }

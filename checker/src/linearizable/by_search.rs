@@ -2,8 +2,7 @@
 //! the shortest illegal prefix confirmed by searching prefixes.
 
 use super::{
-    key_prefix, Explanation, LinearizedStep, OpSummary, PartitionResult, Procedure, Unexplored,
-    MAX_STEPS,
+    key_prefix, Explanation, LinearizedStep, PartitionResult, Procedure, Unexplored, MAX_STEPS,
 };
 use crate::history::Operation;
 use crate::model::{Built, CheckError, SeqModel};
@@ -111,7 +110,7 @@ fn immediate<M: SeqModel>(
     if let Some(c) = shorter {
         return confirmed_explanation(key, ops, built, c);
     }
-    let op = OpSummary::of(ops[i]);
+    let op = Operation::clone(ops[i]);
     let end = op.complete.unwrap_or(op.invoke);
     Explanation {
         key: key.clone(),
@@ -156,7 +155,7 @@ fn explanation<M: SeqModel>(
     stuck_states: &[M::State],
     blockers: &[(usize, M::State)],
 ) -> Explanation {
-    let summary = |i: usize| OpSummary::of(ops[built.ops[i].src]);
+    let summary = |i: usize| Operation::clone(ops[built.ops[i].src]);
     let show_all = |v: &mut dyn Iterator<Item = &M::State>| -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for s in v {
@@ -215,7 +214,7 @@ fn explanation<M: SeqModel>(
         longest_linearization: best[best.len().saturating_sub(MAX_STEPS)..]
             .iter()
             .map(|(i, s)| LinearizedStep {
-                op: OpSummary::of(ops[built.ops[*i].src]),
+                op: Operation::clone(ops[built.ops[*i].src]),
                 state: built.model.show_state(s),
             })
             .collect(),

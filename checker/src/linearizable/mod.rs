@@ -15,7 +15,7 @@ mod by_search;
 
 pub(crate) use crate::answer::key_prefix;
 pub use crate::answer::{
-    render, Explanation, LinearizabilityResult, LinearizedStep, OpSummary, PartitionResult,
+    render, Explanation, LinearizabilityResult, LinearizedStep, PartitionResult,
     Procedure, Unexplored, MAX_STEPS,
 };
 use by_search::run;

@@ -5,7 +5,7 @@ use super::chains::{decide, Layout};
 use super::explain_set::{explain_set, show_set};
 use super::prefix::{build, Prefix, Stop, Witness};
 use super::{illegal, Compiled, Kind, INF, INIT, NONE};
-use crate::answer::{Explanation, LinearizedStep, OpSummary, MAX_STEPS};
+use crate::answer::{Explanation, LinearizedStep, MAX_STEPS};
 use crate::history::{show, Operation, Status};
 use crate::model::{text_of, ModelKind};
 
@@ -17,8 +17,8 @@ fn real_time_story(
     ops: &[&Operation],
     end: u32,
     z: u32,
-) -> (String, Option<OpSummary>) {
-    let summary = |o: u32| OpSummary::of(ops[c.ops[o as usize].src as usize]);
+) -> (String, Option<Operation>) {
+    let summary = |o: u32| Operation::clone(ops[c.ops[o as usize].src as usize]);
     let name = |o: u32| {
         if o == NONE {
             "the start of the history".to_string()
@@ -216,12 +216,12 @@ impl<'a, 'c> Scene<'a, 'c> {
         })
     }
 
-    pub(super) fn summary(&self, o: u32) -> OpSummary {
-        OpSummary::of(self.ops[self.c.ops[o as usize].src as usize])
+    pub(super) fn summary(&self, o: u32) -> Operation {
+        Operation::clone(self.ops[self.c.ops[o as usize].src as usize])
     }
 
     /// `<key>: <op> (<where>) cannot be linearized: it needs <needs><could>`.
-    pub(super) fn cannot(&self, op: &OpSummary, needs: &str, could: &str) -> String {
+    pub(super) fn cannot(&self, op: &Operation, needs: &str, could: &str) -> String {
         format!(
             "{}{} ({}) cannot be linearized: it needs {}{}",
             crate::answer::key_prefix(self.key),
@@ -235,11 +235,11 @@ impl<'a, 'c> Scene<'a, 'c> {
     /// The explanation, with the legal prefix's linearization as the partial one.
     pub(super) fn explanation(
         &self,
-        op: OpSummary,
+        op: Operation,
         message: String,
         needs: String,
         states: Vec<String>,
-        after: Option<OpSummary>,
+        after: Option<Operation>,
     ) -> Explanation {
         let (steps, linearized) = linearization(self.ops, self.c, &self.lay);
         let end_event = (self.end - 1) as usize;
@@ -401,7 +401,7 @@ impl<'s, 'a, 'c> InFlight<'s, 'a, 'c> {
         states: &[String],
         total: usize,
         by_then: String,
-    ) -> (String, Option<OpSummary>) {
+    ) -> (String, Option<Operation>) {
         let (c, lay, zi) = (self.s.c, &self.s.lay, self.zi);
         let w = if self.deeper[need as usize] < zi {
             c.writer[lay.child[need as usize] as usize]
@@ -444,7 +444,7 @@ impl<'s, 'a, 'c> InFlight<'s, 'a, 'c> {
 
     /// `need`, or a value before it in its chain, was written only after z returned; when
     /// nothing was, the real-time order the prefix breaks.
-    fn written_late(&self, need: u32, by_then: String) -> (String, Option<OpSummary>) {
+    fn written_late(&self, need: u32, by_then: String) -> (String, Option<Operation>) {
         let (c, t, zr) = (self.s.c, &self.s.t, self.zr);
         let mut w = NONE;
         if t.present[need as usize] {
@@ -503,7 +503,7 @@ fn needs_of(s: &Scene) -> (String, u32) {
 
 /// kv: where z's path disagrees with what the legal prefix already fixed (another get saw
 /// a different piece before one of its appends, or another append extended the value).
-fn kv_fork(s: &Scene) -> Option<(OpSummary, String)> {
+fn kv_fork(s: &Scene) -> Option<(Operation, String)> {
     let (c, t, lay) = (s.c, &s.t, &s.lay);
     let zo = c.ops[s.z as usize];
     if c.model != ModelKind::Kv || zo.from == NONE {
@@ -548,7 +548,7 @@ fn kv_fork(s: &Scene) -> Option<(OpSummary, String)> {
 }
 
 /// cas: the value it needs was already taken by another cas.
-fn cas_fork(s: &Scene, need: u32) -> Option<(OpSummary, String)> {
+fn cas_fork(s: &Scene, need: u32) -> Option<(Operation, String)> {
     let (c, t, lay) = (s.c, &s.t, &s.lay);
     let taken = c.model == ModelKind::CasRegister
         && c.ops[s.z as usize].kind == Kind::Cas
@@ -641,7 +641,7 @@ pub(super) fn linearization(
     c: &Compiled,
     lay: &Layout,
 ) -> (Vec<LinearizedStep>, usize) {
-    let summary = |o: u32| OpSummary::of(ops[c.ops[o as usize].src as usize]);
+    let summary = |o: u32| Operation::clone(ops[c.ops[o as usize].src as usize]);
     let order = &lay.order;
     let skip = order.len().saturating_sub(MAX_STEPS);
     let mut steps = Vec::with_capacity(order.len() - skip);

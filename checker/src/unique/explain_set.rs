@@ -4,8 +4,8 @@
 use super::explain::Scene;
 use super::prefix::subset;
 use super::{Compiled, Kind, INF, NONE};
-use crate::answer::{Explanation, OpSummary};
-use crate::history::show;
+use crate::answer::Explanation;
+use crate::history::{show, Operation};
 
 /// Elements shown of a set, at most.
 const SHOW_ELEMENTS: usize = 16;
@@ -247,7 +247,7 @@ impl<'s, 'a, 'c> Layers<'s, 'a, 'c> {
         })
     }
 
-    fn incomparable_story(&self, k: usize, sz: &[u32]) -> (String, Option<OpSummary>) {
+    fn incomparable_story(&self, k: usize, sz: &[u32]) -> (String, Option<Operation>) {
         let c = self.s.c;
         let l = c.path(self.set[k].unwrap_or(0));
         let e = l.iter().copied().find(|&e| !holds(sz, e)).unwrap_or(0);
@@ -273,7 +273,7 @@ impl<'s, 'a, 'c> Layers<'s, 'a, 'c> {
         zr: u32,
         range: &str,
         by_then: String,
-    ) -> (String, Option<OpSummary>) {
+    ) -> (String, Option<Operation>) {
         let (c, t) = (self.s.c, &self.s.t);
         let missing = c
             .ops

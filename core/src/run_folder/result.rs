@@ -255,10 +255,9 @@ impl CheckResult {
         }
     }
 
-    /// Its figures, null when it gives none.
-    pub fn figures(&self) -> &Value {
-        static NONE: Value = Value::Null;
-        self.detail.as_ref().unwrap_or(&NONE)
+    /// Its detail read as the type its check writes (None: none, or not of that shape).
+    pub fn detail_as<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        T::deserialize(self.detail.as_ref()?).ok()
     }
 
     /// Its witnesses (none when it gives none, or they do not read).

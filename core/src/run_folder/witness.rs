@@ -2,7 +2,6 @@
 //! (named by their history.jsonl line) and the fault that show a person why a check failed.
 //! `checks/witness.rs` finds them; the report only renders them.
 
-use checker::linearizable::OpSummary;
 use checker::{History, Operation};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -38,7 +37,7 @@ impl OpRef {
         }
     }
 
-    pub fn of_summary(history: &History, s: &OpSummary) -> OpRef {
+    pub fn of_summary(history: &History, s: &Operation) -> OpRef {
         OpRef::of(&history.ops[s.id])
     }
 }

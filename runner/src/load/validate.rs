@@ -1157,7 +1157,6 @@ fn validate_checks(spec: &Scenario, problems: &mut Problems) {
     let speaks_s3 = crate::systems::speaks_s3(&spec.system.value);
     for (i, check) in spec.checks.iter().enumerate() {
         match &check.value {
-            CheckSpec::Durable(_) | CheckSpec::RetryConsistent(_) | CheckSpec::StaysUp(_) => {}
             CheckSpec::Staleness(_) => {
                 if w.kind.value != WorkloadKind::REGISTER {
                     problems.at(
@@ -1212,6 +1211,9 @@ fn validate_checks(spec: &Scenario, problems: &mut Problems) {
                     );
                 }
             }
+            // A check without a rule of its own (durable, retry-consistent, stays-up) needs
+            // no arm here.
+            _ => {}
         }
     }
 }

@@ -219,8 +219,16 @@ pub struct StalenessSpec {
     pub at_most: Dur,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// A check a scenario asks for, with its settings. Its variant is the check's name, written
+/// once: serde reads it as the scenario key, and [`CheckKind`] (the variants without their
+/// settings, derived) is how the checks' registry names each check.
+#[derive(Debug, Clone, Deserialize, strum::EnumDiscriminants)]
 #[serde(rename_all = "kebab-case")]
+#[strum_discriminants(
+    name(CheckKind),
+    derive(strum::IntoStaticStr, strum::VariantArray),
+    strum(serialize_all = "kebab-case")
+)]
 pub enum CheckSpec {
     Linearizable(LinearizableSpec),
     /// Every acknowledged write is in the final reads (workloads with final reads of whole sets).
@@ -245,30 +253,16 @@ pub enum CheckSpec {
 
 impl CheckSpec {
     /// Every check's name (its scenario key), in the order of the variants: serde's names for
-    /// them, which the checks' registry is held to.
+    /// them, which [`CheckKind`]'s are held to.
     pub fn names() -> &'static [&'static str] {
         named::variants_of::<CheckSpec>()
     }
+}
 
-    /// The check's name (its scenario key): its variant's, in kebab-case as serde reads it.
-    pub fn name(&self) -> &'static str {
-        let debug = format!("{self:?}");
-        let variant = debug.split('(').next().unwrap_or_default();
-        let kebab = variant
-            .chars()
-            .enumerate()
-            .fold(String::new(), |mut out, (i, c)| {
-                if c.is_ascii_uppercase() && i > 0 {
-                    out.push('-');
-                }
-                out.push(c.to_ascii_lowercase());
-                out
-            });
-        CheckSpec::names()
-            .iter()
-            .find(|n| **n == kebab)
-            .copied()
-            .unwrap_or("unknown")
+impl CheckKind {
+    /// The check's name (its scenario key, result.json's `check`).
+    pub fn name(self) -> &'static str {
+        self.into()
     }
 }
 
@@ -582,6 +576,14 @@ mod tests {
     }
 
     const GOOD: &str = "name: t\nsystem: etcd\ncluster: { profile: etcd }\nworkload:\n  kind: register\n  rate: 10/s\n  duration: 5s\nfaults:\n  - at: 1s\n    do: pause\n    target: { role: leader }\n    for: 1s\nchecks:\n  - linearizable: { model: cas-register }\n";
+
+    /// A check's kind names it as serde reads its scenario key: the two derives agree.
+    #[test]
+    fn each_check_kind_is_named_as_its_scenario_key() {
+        use strum::VariantArray;
+        let kinds: Vec<&str> = CheckKind::VARIANTS.iter().map(|k| k.name()).collect();
+        assert_eq!(kinds, CheckSpec::names());
+    }
 
     #[test]
     fn a_good_scenario_parses() {

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use super::kind::{not_its_spec, Check, Inputs};
 use crate::error::Result;
 use crate::run_folder::{CheckResult, Converged};
-use crate::scenario::{CheckSpec, ConvergeSpec};
+use crate::scenario::{CheckKind, CheckSpec, ConvergeSpec};
 
 pub const FILE: &str = crate::run_folder::CONVERGE;
 
@@ -24,8 +24,8 @@ pub use crate::run_folder::Lookups;
 pub struct Converge;
 
 impl Check for Converge {
-    fn name(&self) -> &'static str {
-        "converge"
+    fn kind(&self) -> CheckKind {
+        CheckKind::Converge
     }
 
     fn inputs(&self) -> &'static [&'static str] {
@@ -34,8 +34,8 @@ impl Check for Converge {
 
     fn without_run_folder(&self) -> Result<Vec<CheckResult>> {
         Ok(vec![CheckResult::new(
-            "converge",
-            "converge",
+            CheckKind::Converge.name(),
+            CheckKind::Converge.name(),
             Verdict::Unknown,
             format!("converge reads a run folder's {FILE}"),
         )])
@@ -57,8 +57,8 @@ pub fn check(run_dir: &Path, spec: &ConvergeSpec) -> CheckResult {
     let recorded = Converged::read(run_dir).unwrap_or_default();
     let Some(applied) = recorded.applied else {
         return CheckResult::new(
-            "converge",
-            "converge",
+            CheckKind::Converge.name(),
+            CheckKind::Converge.name(),
             Verdict::Unknown,
             format!("converge: no applied indexes were recorded ({FILE} is missing or unreadable)"),
         );
@@ -89,7 +89,7 @@ fn combine(indexes: CheckResult, lookups: CheckResult) -> CheckResult {
     detail["lookups"] = lookups.detail.unwrap_or_default();
     CheckResult::new(
         format!("{} with lookups", indexes.name),
-        "converge",
+        CheckKind::Converge.name(),
         worse,
         format!("{}; {}", lookups.summary, indexes.summary),
     )
@@ -191,8 +191,13 @@ pub fn judge_lookups(lookups: &Lookups) -> CheckResult {
             ),
         )
     };
-    CheckResult::new("converge lookups", "converge", verdict, summary)
-        .with_detail(json!({ "disagreements": disagreements, "keys": keys.len() }))
+    CheckResult::new(
+        "converge lookups",
+        CheckKind::Converge.name(),
+        verdict,
+        summary,
+    )
+    .with_detail(json!({ "disagreements": disagreements, "keys": keys.len() }))
 }
 
 /// The verdict on recorded indexes: illegal when a node is more than `bound` behind the highest,
@@ -246,7 +251,7 @@ pub fn judge(applied: &BTreeMap<String, Option<u64>>, bound: u64) -> CheckResult
     };
     CheckResult::new(
         format!("converge (bound {bound})"),
-        "converge",
+        CheckKind::Converge.name(),
         verdict,
         summary,
     )

@@ -10,18 +10,18 @@ use std::path::Path;
 
 use chaos_s3::{check_fencing, FencingEvent, FencingVerdict};
 use checker::Verdict;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use super::kind::{Check, Inputs};
 use crate::error::Result;
 use crate::run_folder::{read_fencing, CheckResult, Clock, FencingLine, Probe, FENCING, PROBE};
-use crate::scenario::CheckSpec;
+use crate::scenario::{CheckKind, CheckSpec};
 
 pub struct Fencing;
 
 impl Check for Fencing {
-    fn name(&self) -> &'static str {
-        "fencing"
+    fn kind(&self) -> CheckKind {
+        CheckKind::Fencing
     }
 
     fn inputs(&self) -> &'static [&'static str] {
@@ -39,8 +39,8 @@ impl Check for Fencing {
 pub struct ConditionalWrites;
 
 impl Check for ConditionalWrites {
-    fn name(&self) -> &'static str {
-        "conditional-writes"
+    fn kind(&self) -> CheckKind {
+        CheckKind::ConditionalWrites
     }
 
     fn inputs(&self) -> &'static [&'static str] {
@@ -125,26 +125,48 @@ pub fn check(run_dir: &Path, clock: Clock) -> Vec<CheckResult> {
                     ),
                 )
             };
-            let offending: Vec<Value> = failed
+            let offending: Vec<Offending> = failed
                 .iter()
                 .flat_map(|(r, c)| {
-                    c.offending
-                        .iter()
-                        .map(move |(u, s)| json!({"round": r, "upload": u.to_string(), "sentence": s}))
+                    c.offending.iter().map(move |(u, s)| Offending {
+                        round: *r,
+                        upload: u.to_string(),
+                        sentence: s.clone(),
+                    })
                 })
                 .take(50)
                 .collect();
-            CheckResult::new(format!("fencing: {name}"), "fencing", verdict, summary).with_detail(
-                json!({
-                    "rounds": per_round.len(),
-                    "rounds_not_started": not_started.len(),
-                    "acknowledged_uploads": acks,
-                    "completed_takeovers": takeovers,
-                    "offending": offending,
-                }),
+            CheckResult::new(format!("fencing: {name}"), CheckKind::Fencing.name(), verdict, summary).with_detail(
+                Detail {
+                    rounds: per_round.len(),
+                    rounds_not_started: not_started.len(),
+                    acknowledged_uploads: acks,
+                    completed_takeovers: takeovers,
+                    offending,
+                },
             )
         })
         .collect()
+}
+
+/// A fencing property's detail in result.json: the rounds and what they did, and the first
+/// uploads that broke it.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Detail {
+    pub rounds: usize,
+    pub rounds_not_started: usize,
+    pub acknowledged_uploads: usize,
+    pub completed_takeovers: usize,
+    /// At most 50.
+    pub offending: Vec<Offending>,
+}
+
+/// An upload that broke a property, in its round.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Offending {
+    pub round: u64,
+    pub upload: String,
+    pub sentence: String,
 }
 
 /// The `conditional-writes` check over probe.json.
@@ -168,8 +190,13 @@ pub fn check_probe(run_dir: &Path) -> CheckResult {
         }
     };
     // A probe that did not run is written as a null `detail`.
-    CheckResult::new("conditional-writes", "conditional-writes", verdict, summary)
-        .with_detail(probe)
+    CheckResult::new(
+        CheckKind::ConditionalWrites.name(),
+        CheckKind::ConditionalWrites.name(),
+        verdict,
+        summary,
+    )
+    .with_detail(probe)
 }
 
 #[cfg(test)]
@@ -180,6 +207,7 @@ mod tests {
 
     use super::*;
     use crate::run_folder::FencingLog;
+    use serde_json::json;
 
     fn dir(name: &str) -> std::path::PathBuf {
         let d = std::env::temp_dir().join(format!("chaos-fencing-{name}-{}", std::process::id()));

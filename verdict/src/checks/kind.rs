@@ -1,46 +1,44 @@
 //! Checks as types: each check a scenario can ask for is one [`Check`] (its scenario key, the
 //! files of the run folder it reads, whether it can run on a history file alone, how it runs,
-//! and the evidence it needs before a pass counts), and [`REGISTRY`] lists them once.
+//! the evidence it needs before a pass counts, and how the report words its results), and
+//! [`REGISTRY`] (in `checks/mod.rs`, beside the modules' lines) lists them once.
 //! `run_checks` asks the registry; [`of`] is the one place a parsed `CheckSpec` meets its check,
-//! by name. A check's name is its `scenario::CheckSpec` variant's (serde's, in kebab-case), and
-//! [`Check::name`] says it again: a test holds the two lists equal.
+//! by kind. A check's name is written once, as its `scenario::CheckSpec` variant: serde reads it
+//! as the scenario key, and [`Check::kind`] names the variant's [`CheckKind`], whose name
+//! [`Check::name`] gives.
 //!
-//! A new check is a module of `checks/` with its type (declared in `checks/mod.rs`), its line in
-//! [`REGISTRY`], a variant of `scenario::CheckSpec` with its settings, its arm in
-//! `load/validate.rs`'s `validate_checks`, and its row in docs/scenarios.md.
+//! A new check is a module of `checks/` with its type, its detail and the report's words for it;
+//! its `mod` line and its line in [`REGISTRY`] (`checks/mod.rs`); a variant of
+//! `scenario::CheckSpec` with its settings (an arm in `load/validate.rs`'s `validate_checks`
+//! if it has a rule of its own); and its row in docs/scenarios.md.
 
 use std::path::Path;
 use std::time::Duration;
 
-use checker::History;
+use checker::{History, Verdict};
 
-use super::{converge, durable, fencing, linearizable, retry_consistent, staleness, stays_up};
+use super::REGISTRY;
 use crate::error::{HarnessError, Result};
 use crate::faults::log::Window;
+use crate::report::violations::Findings;
 use crate::run_folder::{CheckResult, Clock, Evidence};
-use crate::scenario::CheckSpec;
-
-/// Every check, in the order `checks:` documents them. A new check is one line here.
-pub static REGISTRY: &[&dyn Check] = &[
-    &linearizable::Linearizable,
-    &durable::Durable,
-    &retry_consistent::RetryConsistent,
-    &staleness::Staleness,
-    &converge::Converge,
-    &fencing::Fencing,
-    &fencing::ConditionalWrites,
-    &stays_up::StaysUp,
-];
+use crate::scenario::{CheckKind, CheckSpec};
 
 /// The check a scenario's `checks:` entry asks for (its settings stay in the spec): the
-/// registry's check of its name.
+/// registry's check of its kind.
 pub fn of(spec: &CheckSpec) -> &'static dyn Check {
-    let name = spec.name();
+    let kind = CheckKind::from(spec);
     REGISTRY
         .iter()
-        .find(|c| c.name() == name)
+        .find(|c| c.kind() == kind)
         .copied()
-        .unwrap_or_else(|| panic!("the check `{name}` is not in checks::kind::REGISTRY"))
+        .unwrap_or_else(|| panic!("the check `{}` is not in checks::REGISTRY", kind.name()))
+}
+
+/// The registry's check of a name (result.json's `check`); None for `faults` and names an older
+/// chaos wrote.
+pub fn by_name(name: &str) -> Option<&'static dyn Check> {
+    REGISTRY.iter().find(|c| c.name() == name).copied()
 }
 
 /// What a check runs on: the history (read strictly), the run folder when there is one (None:
@@ -56,8 +54,13 @@ pub struct Inputs<'a> {
 
 /// A check a scenario can ask for.
 pub trait Check: Send + Sync + 'static {
+    /// The `scenario::CheckSpec` variant it runs.
+    fn kind(&self) -> CheckKind;
+
     /// Its scenario key (`checks: [ { durable: {} } ]`), also result.json's `check`.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.kind().name()
+    }
 
     /// The files of the run folder it reads (history.jsonl, faults.jsonl, converge.json, ...).
     fn inputs(&self) -> &'static [&'static str];
@@ -95,6 +98,23 @@ pub trait Check: Send + Sync + 'static {
         _evidence: &Evidence,
     ) -> Option<String> {
         None
+    }
+
+    /// What the report shows of one of its results (`findings.check`): the violations its
+    /// views draw, each with its sentence; none by default.
+    fn findings(&self, _findings: &mut Findings) {}
+
+    /// The report's one sentence for a result of it that showed no violation.
+    fn in_words(&self, result: &CheckResult) -> String {
+        verdict_in_words(result)
+    }
+}
+
+/// A result in one sentence, from its summary: what held, or why it could not decide.
+pub fn verdict_in_words(result: &CheckResult) -> String {
+    match result.verdict {
+        Verdict::Unknown => format!("could not decide: {}", result.summary),
+        Verdict::Ok | Verdict::Illegal => result.summary.clone(),
     }
 }
 

@@ -5,13 +5,17 @@
 use std::time::Duration;
 
 use checker::{History, ModelKind, Verdict};
+use serde::Deserialize;
+use serde_json::Value;
 
 use super::kind::{not_its_spec, Check, Inputs};
-use super::witness::{self, Witness};
+use super::witness::{self, OpRef, Witness};
 use crate::error::{HarnessError, Result};
 use crate::faults::log::Window;
+use crate::report::load::{show, Op};
+use crate::report::violations::{Findings, LostWrite, StaleRead, Violation};
 use crate::run_folder::{CheckResult, Clock, Evidence, FAULTS, HISTORY};
-use crate::scenario::CheckSpec;
+use crate::scenario::{CheckKind, CheckSpec};
 
 /// At least this many operations completed ok (`min-ops`).
 pub const MIN_OK_OPS: u64 = 10;
@@ -22,8 +26,8 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct Linearizable;
 
 impl Check for Linearizable {
-    fn name(&self) -> &'static str {
-        "linearizable"
+    fn kind(&self) -> CheckKind {
+        CheckKind::Linearizable
     }
 
     /// faults.jsonl: the fault that lost a set's missing adds.
@@ -65,6 +69,35 @@ impl Check for Linearizable {
                 super::evidence::failures_phrase(evidence)
             )
         })
+    }
+
+    fn findings(&self, findings: &mut Findings) {
+        let Some(detail) = findings.check.detail_as::<Detail>() else {
+            return;
+        };
+        for p in &detail.partitions {
+            if let Some(e) = &p.explanation {
+                let v = violation(findings, p.key.clone().unwrap_or_default(), e);
+                findings.push(v);
+            }
+        }
+    }
+
+    fn in_words(&self, result: &CheckResult) -> String {
+        let detail = result.detail_as::<Detail>().unwrap_or_default();
+        match (result.verdict, &detail.operations) {
+            (Verdict::Ok, Some(operations)) => {
+                let model = result.model.as_deref().unwrap_or("");
+                let keys = detail.partitions.len();
+                format!(
+                    "all {} operations{} can be put in one order that agrees with real time and the {} model",
+                    show(operations),
+                    if keys > 1 { format!(" on {keys} keys") } else { String::new() },
+                    if model.is_empty() { "checked" } else { model }
+                )
+            }
+            _ => super::kind::verdict_in_words(result),
+        }
     }
 }
 
@@ -110,12 +143,260 @@ pub fn check(
         witnesses: Some(witnesses),
         ..CheckResult::new(
             format!("linearizable ({model})"),
-            "linearizable",
+            CheckKind::Linearizable.name(),
             result.verdict,
             summary,
         )
         .with_detail(&result)
     })
+}
+
+/// The linearizable check's detail as result.json holds it (the checker's
+/// [`checker::LinearizabilityResult`]), read back for the report and `chaos replay`: the
+/// fields they use, each as lenient as the reading it replaced.
+#[derive(Debug, Default, Deserialize)]
+pub struct Detail {
+    /// Operations in the history (shown as written).
+    #[serde(default)]
+    pub operations: Option<Value>,
+    #[serde(default)]
+    pub partitions: Vec<Partition>,
+}
+
+/// One key's result.
+#[derive(Debug, Deserialize)]
+pub struct Partition {
+    #[serde(default)]
+    pub key: Option<String>,
+    /// Why it is not linearizable, when it is not.
+    #[serde(default)]
+    pub explanation: Option<Explained>,
+}
+
+/// The checker's explanation of an illegal key ([`checker::linearizable::Explanation`]).
+#[derive(Debug, Deserialize)]
+pub struct Explained {
+    #[serde(default)]
+    pub message: Value,
+    /// The operation that cannot be placed.
+    #[serde(default)]
+    pub op: ExplainedOp,
+    /// The operation whose effect ruled it out, when another one.
+    #[serde(default)]
+    pub after: Option<ExplainedOp>,
+    #[serde(default)]
+    pub needs: Value,
+    #[serde(default)]
+    pub states: Vec<Value>,
+    #[serde(default)]
+    pub longest_linearization: Vec<Step>,
+}
+
+/// An operation as an explanation names it.
+#[derive(Debug, Default, Deserialize)]
+pub struct ExplainedOp {
+    /// Its line in history.jsonl.
+    #[serde(default)]
+    pub line: Option<u64>,
+    #[serde(default)]
+    pub f: Value,
+    #[serde(default)]
+    pub value: Value,
+    #[serde(default)]
+    pub process: Value,
+    #[serde(default)]
+    pub invoke_time: Option<u64>,
+    #[serde(default)]
+    pub complete_time: Option<u64>,
+}
+
+impl ExplainedOp {
+    /// When it ended (its invocation, when it did not complete), on the history's clock.
+    pub fn end(&self) -> Option<u64> {
+        self.complete_time.or(self.invoke_time)
+    }
+}
+
+/// One step of the longest partial linearization.
+#[derive(Debug, Deserialize)]
+pub struct Step {
+    #[serde(default)]
+    pub op: ExplainedOp,
+    #[serde(default)]
+    pub state: Value,
+}
+
+/// An illegal key's violation: its witness's sentence (a stale read, lost adds, the witness's
+/// own words) or the checker's explanation in words, and the linearization its view draws.
+fn violation(findings: &Findings, key: String, e: &Explained) -> Violation {
+    let ops = &findings.run.ops;
+    let clock = findings.run.clock;
+    let found = resolve(
+        ops,
+        findings.check.witnesses().iter().find(|w| w.key() == key),
+    );
+    let bad = by_line(ops, e.op.line);
+    let states: Vec<String> = e.states.iter().map(show).collect();
+    let sentence = match (&found.stale, &found.words) {
+        (Some(s), _) => stale_sentence(clock, ops, &key, s),
+        (None, Some(words)) => words.clone(),
+        (None, None) => lost_sentence(clock, ops, &key, &found.lost)
+            .unwrap_or_else(|| unplaceable_sentence(clock, ops, &key, e, bad, &states)),
+    };
+    let linearization = e
+        .longest_linearization
+        .iter()
+        .map(|s| {
+            let i = by_line(ops, s.op.line);
+            let d = i
+                .map(|i| ops[i].describe())
+                .unwrap_or_else(|| show(&s.op.f));
+            (i, d, show(&s.state))
+        })
+        .collect();
+    Violation {
+        anchor: findings.next_anchor(),
+        check: findings.name.clone(),
+        key_ops: findings.by_key.get(&key).cloned().unwrap_or_default(),
+        key,
+        sentence,
+        checker_message: show(&e.message),
+        bad,
+        needs: show(&e.needs),
+        states,
+        linearization,
+        stale: found.stale,
+        lost: found.lost,
+        lost_rows: Vec::new(),
+        retried: Vec::new(),
+    }
+}
+
+fn phrase_time(clock: Clock, op: &Op) -> String {
+    clock.at(op.complete.unwrap_or(op.invoke))
+}
+
+pub(crate) fn stale_sentence(clock: Clock, ops: &[Op], key: &str, s: &StaleRead) -> String {
+    let r = &ops[s.read];
+    let newer = &ops[s.newer];
+    let newer_value = match newer.f.as_str() {
+        "cas" | "compare-and-set" => newer.value.get(1).map(show).unwrap_or_default(),
+        _ => show(&newer.value),
+    };
+    let who = r
+        .node
+        .as_ref()
+        .map(|n| format!(" served by {n}"))
+        .unwrap_or_default();
+    let gap = r.invoke.saturating_sub(newer.complete.unwrap_or(0)) as f64 / 1e6;
+    let old = if r.output.is_null() {
+        "nil (the initial value)".to_string()
+    } else {
+        show(&r.output)
+    };
+    format!(
+        "a read on key {key}{who} returned {old} at {}, although {newer_value} had been acknowledged {} before the read began (process {}, {} at {})",
+        clock.at(r.invoke),
+        if gap >= 1000.0 { format!("{:.2} s", gap / 1000.0) } else { format!("{gap:.1} ms") },
+        newer.process,
+        newer.describe(),
+        phrase_time(clock, newer)
+    )
+}
+
+fn lost_sentence(clock: Clock, ops: &[Op], key: &str, lost: &[LostWrite]) -> Option<String> {
+    let l = lost.first()?;
+    let a = &ops[l.add];
+    Some(format!(
+        "{} acknowledged write{} on key {key} {} missing from the read at {} (first: {} acknowledged at {}{})",
+        lost.len(),
+        if lost.len() == 1 { "" } else { "s" },
+        if lost.len() == 1 { "is" } else { "are" },
+        clock.at(ops[l.read].invoke),
+        show(&a.value),
+        phrase_time(clock, a),
+        l.fault.as_ref().map(|f| format!(", after {f}")).unwrap_or_default()
+    ))
+}
+
+/// "on key k, read 3 (process 2, at 4.1 s) cannot be placed ...": the checker's explanation in
+/// words, when no witness says it better.
+fn unplaceable_sentence(
+    clock: Clock,
+    ops: &[Op],
+    key: &str,
+    e: &Explained,
+    bad: Option<usize>,
+    states: &[String],
+) -> String {
+    let op = &e.op;
+    let what = bad
+        .map(|b| ops[b].describe())
+        .unwrap_or_else(|| format!("{} {}", show(&op.f), show(&op.value)));
+    format!(
+        "on key {key}, {what} (process {}, at {}) cannot be placed in any order consistent with real time: it needs {}, but by then the state could only be {}",
+        show(&op.process),
+        clock.at(op.invoke_time.unwrap_or(0)),
+        show(&e.needs),
+        if states.is_empty() { "nothing".into() } else { states.join(" or ") }
+    )
+}
+
+/// Finds an op of the history by its 1-based line (how the checker and the witnesses name it).
+fn by_line(ops: &[Op], line: Option<u64>) -> Option<usize> {
+    let line = line? as usize;
+    ops.binary_search_by_key(&line, |o| o.line).ok()
+}
+
+fn op_index(ops: &[Op], op: &OpRef) -> Option<usize> {
+    by_line(ops, Some(op.line as u64))
+}
+
+/// What a key's witness shows, resolved to ops: the stale read, the lost adds, or (for the
+/// s3-object witnesses) the witness's own sentence.
+pub(crate) struct KeyWitness {
+    pub(crate) stale: Option<StaleRead>,
+    lost: Vec<LostWrite>,
+    words: Option<String>,
+}
+
+pub(crate) fn resolve(ops: &[Op], w: Option<&Witness>) -> KeyWitness {
+    let mut found = KeyWitness {
+        stale: None,
+        lost: Vec::new(),
+        words: None,
+    };
+    match w {
+        Some(Witness::StaleRead {
+            read,
+            overwritten_by,
+            ..
+        }) => {
+            if let (Some(read), Some(newer)) = (op_index(ops, read), op_index(ops, overwritten_by))
+            {
+                found.stale = Some(StaleRead { read, newer });
+            }
+        }
+        Some(Witness::MissingAdds { read, adds, .. }) => {
+            if let Some(read) = op_index(ops, read) {
+                found.lost = adds
+                    .iter()
+                    .filter_map(|a| {
+                        Some(LostWrite {
+                            add: op_index(ops, &a.write)?,
+                            read,
+                            fault: a.fault.clone(),
+                        })
+                    })
+                    .collect();
+            }
+        }
+        Some(w @ (Witness::DoubleCreate { .. } | Witness::TornGet { .. })) => {
+            found.words = w.message().map(str::to_string);
+        }
+        Some(Witness::LostWrite { .. }) | None => {}
+    }
+    found
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! From a run folder's history to its verdicts: runs the scenario's checks (each a
-//! [`kind::Check`] of [`kind::REGISTRY`], one module each) and writes result.json
+//! [`kind::Check`] of [`REGISTRY`], one module each) and writes result.json
 //! ([`crate::run_folder::RunResult`]: verdict per check, witnesses, statistics). Reads files
 //! only, so `chaos check RUN_DIR` gives the same answer later, anywhere.
 
@@ -29,7 +29,20 @@ use crate::run_folder::{
     RunResult, RunVerdict, Stats, FAULTS,
 };
 use crate::scenario::{self, CheckSpec};
-use kind::Inputs;
+use kind::{Check, Inputs};
+
+/// Every check, in the order `checks:` documents them. A new check is its module's line above
+/// and one line here.
+pub static REGISTRY: &[&dyn Check] = &[
+    &linearizable::Linearizable,
+    &durable::Durable,
+    &retry_consistent::RetryConsistent,
+    &staleness::Staleness,
+    &converge::Converge,
+    &fencing::Fencing,
+    &fencing::ConditionalWrites,
+    &stays_up::StaysUp,
+];
 
 pub struct Checked {
     /// ok, illegal or unknown, over all checks.

@@ -4,13 +4,13 @@
 use super::kind::{not_its_spec, Check, Inputs};
 use crate::error::Result;
 use crate::run_folder::{CheckResult, HISTORY};
-use crate::scenario::CheckSpec;
+use crate::scenario::{CheckKind, CheckSpec};
 
 pub struct Staleness;
 
 impl Check for Staleness {
-    fn name(&self) -> &'static str {
-        "staleness"
+    fn kind(&self) -> CheckKind {
+        CheckKind::Staleness
     }
 
     fn inputs(&self) -> &'static [&'static str] {
@@ -28,8 +28,8 @@ impl Check for Staleness {
         let bound = u64::try_from(spec.at_most.0.as_nanos()).unwrap_or(u64::MAX);
         let result = checker::stale::staleness(inputs.history, bound);
         Ok(vec![CheckResult::new(
-            "staleness",
-            "staleness",
+            CheckKind::Staleness.name(),
+            CheckKind::Staleness.name(),
             result.verdict,
             result.text(),
         )

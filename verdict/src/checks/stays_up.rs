@@ -5,18 +5,18 @@
 use std::path::Path;
 
 use checker::Verdict;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::kind::{Check, Inputs};
 use crate::error::Result;
 use crate::run_folder::{parse_faults, CheckResult, Clock, FaultEvent, NodeExit, FAULTS};
-use crate::scenario::CheckSpec;
+use crate::scenario::{CheckKind, CheckSpec};
 
 pub struct StaysUp;
 
 impl Check for StaysUp {
-    fn name(&self) -> &'static str {
-        "stays-up"
+    fn kind(&self) -> CheckKind {
+        CheckKind::StaysUp
     }
 
     fn inputs(&self) -> &'static [&'static str] {
@@ -25,8 +25,8 @@ impl Check for StaysUp {
 
     fn without_run_folder(&self) -> Result<Vec<CheckResult>> {
         Ok(vec![CheckResult::new(
-            "stays-up",
-            "stays-up",
+            CheckKind::StaysUp.name(),
+            CheckKind::StaysUp.name(),
             Verdict::Unknown,
             format!("stays-up reads a run folder's {FAULTS}"),
         )])
@@ -46,8 +46,8 @@ impl Check for StaysUp {
 pub fn check(run_dir: &Path, clock: Clock) -> CheckResult {
     let Some(text) = crate::run_folder::read_optional(run_dir, FAULTS) else {
         return CheckResult::new(
-            "stays-up",
-            "stays-up",
+            CheckKind::StaysUp.name(),
+            CheckKind::StaysUp.name(),
             Verdict::Unknown,
             format!("stays-up: {FAULTS} is missing or unreadable"),
         );
@@ -58,12 +58,12 @@ pub fn check(run_dir: &Path, clock: Clock) -> CheckResult {
         .collect();
     if exits.is_empty() {
         return CheckResult::new(
-            "stays-up",
-            "stays-up",
+            CheckKind::StaysUp.name(),
+            CheckKind::StaysUp.name(),
             Verdict::Ok,
             "every node the faults did not take down was still running when they ended".into(),
         )
-        .with_detail(json!({"exits": []}));
+        .with_detail(Detail { exits: Vec::new() });
     }
     let sentences: Vec<String> = exits
         .iter()
@@ -90,12 +90,12 @@ pub fn check(run_dir: &Path, clock: Clock) -> CheckResult {
         })
         .collect();
     CheckResult::new(
-        "stays-up",
-        "stays-up",
+        CheckKind::StaysUp.name(),
+        CheckKind::StaysUp.name(),
         Verdict::Illegal,
         sentences.join("; "),
     )
-    .with_detail(json!({"exits": exits}))
+    .with_detail(Detail { exits })
 }
 
 /// A node's log line as a sentence quotes it: its `[  147.328473] ` prefix (seconds since the
@@ -109,6 +109,12 @@ fn rebase_log_line(line: &str, clock: Clock) -> String {
         }) => format!("[{:.3}] {text}", clock.log(*t)),
         _ => line.to_string(),
     }
+}
+
+/// The stays-up check's detail in result.json: the `exited` effects of faults.jsonl, as written.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Detail {
+    pub exits: Vec<FaultEvent>,
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::rates::{share, Class, Tally};
 use crate::run_folder::{ComparedBuild, Comparison, COMPARE};
-use maud::{html, Markup, PreEscaped, DOCTYPE};
+use maud::{html, Markup, DOCTYPE};
 
 const CSS: &str = r#"body{margin:0;font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#f7f8fa}
 header{background:#111827;color:#fff;padding:.8em 1.5em}header h1{margin:0;font-size:1.3em}
@@ -36,14 +36,7 @@ pub fn page(record: &Comparison) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:";
-                link rel="icon" href="data:,";
-                title { "chaos compare: " (record.scenario) }
-                style { (PreEscaped(CSS)) }
-            }
+            (super::head(html! { "chaos compare: " (record.scenario) }, CSS, false))
             body {
                 header { h1 { "chaos compare: " (record.scenario) } }
                 main {

@@ -287,14 +287,7 @@ fn page(
     html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
-                link rel="icon" href="data:,";
-                title { "chaos runs" }
-                style { (PreEscaped(INDEX_CSS)) }
-            }
+            (super::head(html! { "chaos runs" }, INDEX_CSS, true))
             body {
                 header { h1 { "chaos runs" } }
                 main {

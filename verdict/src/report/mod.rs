@@ -18,11 +18,34 @@ pub mod violations;
 
 use std::path::Path;
 
+use maud::{html, Markup, PreEscaped};
+
 use crate::error::{HarnessError, Result};
 use crate::run_folder::{CheckInWords, Comparison, ReportSummary, COMPARE};
 use load::shown;
 
 pub use index::render_index;
+
+/// The `<head>` of every page the report writes (a run's, the index of runs, a comparison's):
+/// self-contained, so its policy lets in only inline styles, data: images and, on a page with
+/// `scripts`, inline scripts that fetch nothing.
+pub fn head(title: Markup, css: &str, scripts: bool) -> Markup {
+    let policy = if scripts {
+        "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'none'"
+    } else {
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    };
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            link rel="icon" href="data:,";
+            meta http-equiv="Content-Security-Policy" content=(policy);
+            title { (title) }
+            style { (PreEscaped(css)) }
+        }
+    }
+}
 
 /// The rendered files of one run folder.
 pub struct Rendered {

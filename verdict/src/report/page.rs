@@ -116,14 +116,7 @@ pub fn render(m: &Model) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                link rel="icon" href="data:,";
-                meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; connect-src 'none'";
-                title { (scenario) " seed " (shown(&meta.seed)) ": " (verdict_words(verdict)) " — chaos" }
-                style { (PreEscaped(CSS)) }
-            }
+            (super::head(html! { (scenario) " seed " (shown(&meta.seed)) ": " (verdict_words(verdict)) " — chaos" }, CSS, true))
             body {
                 nav {
                     span.brand { "chaos" }

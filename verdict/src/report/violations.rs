@@ -1,15 +1,14 @@
 //! The checks as the report shows them: one sentence per finding, and for each violation what
 //! its view draws. Everything comes from result.json (the verdicts, the checker's explanation,
-//! the witnesses the checks stored); nothing here judges the history again.
+//! the witnesses the checks stored); nothing here judges the history again. Each check's words
+//! live beside it ([`kind::Check::findings`], [`kind::Check::in_words`], reading its typed detail); this
+//! module gathers them and holds what the views draw.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
-
-use super::load::{show, Clock, Op, OpStatus, RunFolder};
-use crate::checks::witness::{OpRef, Witness};
+use super::load::{Op, OpStatus, RunFolder};
+use crate::checks::kind;
 use crate::run_folder::CheckResult;
-use checker::Verdict;
 
 /// One check as the summary shows it.
 pub struct CheckView {
@@ -98,7 +97,12 @@ pub struct Violation {
 
 impl Violation {
     /// A violation with no key view (durable, retry-consistent).
-    fn without_key(anchor: String, check: &str, sentence: String, summary: String) -> Violation {
+    pub fn without_key(
+        anchor: String,
+        check: &str,
+        sentence: String,
+        summary: String,
+    ) -> Violation {
         Violation {
             anchor,
             check: check.to_string(),
@@ -118,343 +122,33 @@ impl Violation {
     }
 }
 
-fn phrase_time(clock: Clock, op: &Op) -> String {
-    clock.at(op.complete.unwrap_or(op.invoke))
-}
-
-fn stale_sentence(clock: Clock, ops: &[Op], key: &str, s: &StaleRead) -> String {
-    let r = &ops[s.read];
-    let newer = &ops[s.newer];
-    let newer_value = match newer.f.as_str() {
-        "cas" | "compare-and-set" => newer.value.get(1).map(show).unwrap_or_default(),
-        _ => show(&newer.value),
-    };
-    let who = r
-        .node
-        .as_ref()
-        .map(|n| format!(" served by {n}"))
-        .unwrap_or_default();
-    let gap = r.invoke.saturating_sub(newer.complete.unwrap_or(0)) as f64 / 1e6;
-    let old = if r.output.is_null() {
-        "nil (the initial value)".to_string()
-    } else {
-        show(&r.output)
-    };
-    format!(
-        "a read on key {key}{who} returned {old} at {}, although {newer_value} had been acknowledged {} before the read began (process {}, {} at {})",
-        clock.at(r.invoke),
-        if gap >= 1000.0 { format!("{:.2} s", gap / 1000.0) } else { format!("{gap:.1} ms") },
-        newer.process,
-        newer.describe(),
-        phrase_time(clock, newer)
-    )
-}
-
-fn lost_sentence(clock: Clock, ops: &[Op], key: &str, lost: &[LostWrite]) -> Option<String> {
-    let l = lost.first()?;
-    let a = &ops[l.add];
-    Some(format!(
-        "{} acknowledged write{} on key {key} {} missing from the read at {} (first: {} acknowledged at {}{})",
-        lost.len(),
-        if lost.len() == 1 { "" } else { "s" },
-        if lost.len() == 1 { "is" } else { "are" },
-        clock.at(ops[l.read].invoke),
-        show(&a.value),
-        phrase_time(clock, a),
-        l.fault.as_ref().map(|f| format!(", after {f}")).unwrap_or_default()
-    ))
-}
-
-/// The fault that lost a write, beside its acknowledgement (`acked`, seconds from the
-/// workload's start): " before kill redis1 at 20.000 s", or " after pause om1 at 7.327 s" when
-/// the fault began first (no fault came between the acknowledgement and the final read).
-fn fault_beside(fault: &str, acked: f64) -> String {
-    let began = fault
-        .rsplit_once(" at ")
-        .and_then(|(_, t)| t.strip_suffix(" s"))
-        .and_then(|t| t.parse::<f64>().ok());
-    match began {
-        Some(t) if t < acked => format!(" after {fault}"),
-        _ => format!(" before {fault}"),
-    }
-}
-
-/// Finds an op of the history by its 1-based line (how the checker and the witnesses name it).
-fn by_line(ops: &[Op], line: Option<u64>) -> Option<usize> {
-    let line = line? as usize;
-    ops.binary_search_by_key(&line, |o| o.line).ok()
-}
-
-fn op_index(ops: &[Op], op: &OpRef) -> Option<usize> {
-    by_line(ops, Some(op.line as u64))
-}
-
-/// What a key's witness shows, resolved to ops: the stale read, the lost adds, or (for the
-/// s3-object witnesses) the witness's own sentence.
-struct KeyWitness {
-    stale: Option<StaleRead>,
-    lost: Vec<LostWrite>,
-    words: Option<String>,
-}
-
-fn resolve(ops: &[Op], w: Option<&Witness>) -> KeyWitness {
-    let mut found = KeyWitness {
-        stale: None,
-        lost: Vec::new(),
-        words: None,
-    };
-    match w {
-        Some(Witness::StaleRead {
-            read,
-            overwritten_by,
-            ..
-        }) => {
-            if let (Some(read), Some(newer)) = (op_index(ops, read), op_index(ops, overwritten_by))
-            {
-                found.stale = Some(StaleRead { read, newer });
-            }
-        }
-        Some(Witness::MissingAdds { read, adds, .. }) => {
-            if let Some(read) = op_index(ops, read) {
-                found.lost = adds
-                    .iter()
-                    .filter_map(|a| {
-                        Some(LostWrite {
-                            add: op_index(ops, &a.write)?,
-                            read,
-                            fault: a.fault.clone(),
-                        })
-                    })
-                    .collect();
-            }
-        }
-        Some(w @ (Witness::DoubleCreate { .. } | Witness::TornGet { .. })) => {
-            found.words = w.message().map(str::to_string);
-        }
-        Some(Witness::LostWrite { .. }) | None => {}
-    }
-    found
-}
-
-/// Everything a check's findings add to the page.
-struct Findings<'a> {
-    run: &'a RunFolder,
-    by_key: &'a BTreeMap<String, Vec<usize>>,
+/// Everything a check's findings add to the page: each check's [`Check::findings`] pushes the
+/// violations its views draw, and says what it found in sentences.
+pub struct Findings<'a> {
+    pub run: &'a RunFolder,
+    /// Every op of each key (indexes into the ops).
+    pub by_key: &'a BTreeMap<String, Vec<usize>>,
     index: usize,
-    name: String,
-    check: &'a CheckResult,
+    pub name: String,
+    pub check: &'a CheckResult,
     sentences: Vec<Sentence>,
     violations: &'a mut Vec<Violation>,
 }
 
 impl Findings<'_> {
-    fn next_anchor(&self) -> String {
+    /// The anchor of the next violation pushed.
+    pub fn next_anchor(&self) -> String {
         format!("violation-{}-{}", self.index, self.violations.len())
     }
 
-    fn push(&mut self, v: Violation) {
+    /// A violation, and its sentence in the check's summary.
+    pub fn push(&mut self, v: Violation) {
         self.sentences.push(Sentence {
             text: v.sentence.clone(),
             anchor: Some(v.anchor.clone()),
         });
         self.violations.push(v);
     }
-
-    /// One violation per illegal key the checker explained.
-    fn linearizability(&mut self, witnesses: &[Witness]) {
-        let ops = &self.run.ops;
-        let clock = self.run.clock;
-        let check = self.check;
-        for p in check.figures()["partitions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            let Some(e) = p.get("explanation").filter(|e| e.is_object()) else {
-                continue;
-            };
-            let key = p["key"].as_str().unwrap_or("").to_string();
-            let found = resolve(ops, witnesses.iter().find(|w| w.key() == key));
-            let bad = by_line(ops, e["op"]["line"].as_u64());
-            let states: Vec<String> = e["states"]
-                .as_array()
-                .map(|s| s.iter().map(show).collect())
-                .unwrap_or_default();
-            let sentence = match (&found.stale, &found.words) {
-                (Some(s), _) => stale_sentence(clock, ops, &key, s),
-                (None, Some(words)) => words.clone(),
-                (None, None) => lost_sentence(clock, ops, &key, &found.lost)
-                    .unwrap_or_else(|| unplaceable_sentence(clock, ops, &key, e, bad, &states)),
-            };
-            let linearization = e["longest_linearization"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|s| {
-                    let i = by_line(ops, s["op"]["line"].as_u64());
-                    let d = i
-                        .map(|i| ops[i].describe())
-                        .unwrap_or_else(|| show(&s["op"]["f"]));
-                    (i, d, show(&s["state"]))
-                })
-                .collect();
-            let v = Violation {
-                anchor: self.next_anchor(),
-                check: self.name.clone(),
-                key_ops: self.by_key.get(&key).cloned().unwrap_or_default(),
-                key,
-                sentence,
-                checker_message: show(&e["message"]),
-                bad,
-                needs: show(&e["needs"]),
-                states,
-                linearization,
-                stale: found.stale,
-                lost: found.lost,
-                lost_rows: Vec::new(),
-                retried: Vec::new(),
-            };
-            self.push(v);
-        }
-    }
-
-    /// Durability: acknowledged writes missing from the final read, each under its fault.
-    fn durability(&mut self, witnesses: &[Witness]) {
-        let rows: Vec<LostRow> = witnesses
-            .iter()
-            .filter_map(|w| match w {
-                Witness::LostWrite {
-                    key,
-                    value,
-                    write,
-                    fault,
-                } => Some((
-                    format!("{} on key {key}", show(value)),
-                    write.complete_time.unwrap_or(0),
-                    write.process.to_string(),
-                    fault.clone(),
-                )),
-                _ => None,
-            })
-            .collect();
-        let Some(first) = rows.first() else { return };
-        let acked = self.run.clock.s(first.1);
-        let text = format!(
-            "{} acknowledged write{} lost: {} was acknowledged at {}{}, and the final read does not have it",
-            rows.len(),
-            if rows.len() == 1 { " was" } else { "s were" },
-            first.0,
-            self.run.clock.at(first.1),
-            first.3.as_ref().map(|f| fault_beside(f, acked)).unwrap_or_default()
-        );
-        let mut v = Violation::without_key(
-            self.next_anchor(),
-            &self.name,
-            text,
-            self.check.summary.clone(),
-        );
-        v.lost_rows = rows;
-        self.push(v);
-    }
-
-    /// Retries: the same call answered differently, the first to disagree first.
-    fn retries(&mut self) {
-        let check = self.check;
-        let clock = self.run.clock;
-        let mut rows: Vec<Retried> = check.figures()["duplicates"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|d| d["consistent"] == false)
-            .filter_map(retried)
-            .collect();
-        rows.sort_by_key(|r| (r.later.invoked, r.first.invoked));
-        let Some(d) = rows.first() else { return };
-        let more = rows.len() - 1;
-        let text = format!(
-            "{} call {} of client {}{}: {} at {}{}, then {} at {}{}",
-            if more > 0 {
-                format!(
-                    "{} calls sent again were answered differently; the first,",
-                    rows.len()
-                )
-            } else {
-                "a call sent again was answered differently:".to_string()
-            },
-            d.call,
-            short_id(&d.client),
-            if d.key.is_empty() {
-                String::new()
-            } else {
-                format!(" on key {}", d.key)
-            },
-            d.first.words,
-            clock.at(d.first.invoked),
-            d.first
-                .node
-                .as_ref()
-                .map(|n| format!(" by {n}"))
-                .unwrap_or_default(),
-            d.later.words,
-            clock.at(d.later.invoked),
-            d.later
-                .node
-                .as_ref()
-                .map(|n| format!(" by {n}"))
-                .unwrap_or_default(),
-        );
-        let mut v =
-            Violation::without_key(self.next_anchor(), &self.name, text, check.summary.clone());
-        v.key = d.key.clone();
-        v.retried = rows;
-        self.push(v);
-    }
-
-    /// The one sentence of a check that found nothing to show.
-    fn verdict_in_words(&self) -> String {
-        let check = self.check;
-        let detail = check.figures();
-        let model = check.model.as_deref().unwrap_or("");
-        match check.verdict {
-            // Checks other than linearizability (durable, fencing, conditional-writes,
-            // converge) say what held in their own summary.
-            Verdict::Ok if detail["operations"].is_null() => check.summary.clone(),
-            Verdict::Ok => {
-                let keys = detail["partitions"].as_array().map_or(0, Vec::len);
-                format!(
-                    "all {} operations{} can be put in one order that agrees with real time and the {} model",
-                    show(&detail["operations"]),
-                    if keys > 1 { format!(" on {keys} keys") } else { String::new() },
-                    if model.is_empty() { "checked" } else { model }
-                )
-            }
-            Verdict::Unknown => format!("could not decide: {}", check.summary),
-            Verdict::Illegal => check.summary.clone(),
-        }
-    }
-}
-
-/// "on key k, read 3 (process 2, at 4.1 s) cannot be placed ...": the checker's explanation in
-/// words, when no witness says it better.
-fn unplaceable_sentence(
-    clock: Clock,
-    ops: &[Op],
-    key: &str,
-    e: &Value,
-    bad: Option<usize>,
-    states: &[String],
-) -> String {
-    let op = &e["op"];
-    let what = bad
-        .map(|b| ops[b].describe())
-        .unwrap_or_else(|| format!("{} {}", show(&op["f"]), show(&op["value"])));
-    format!(
-        "on key {key}, {what} (process {}, at {}) cannot be placed in any order consistent with real time: it needs {}, but by then the state could only be {}",
-        show(&op["process"]),
-        clock.at(op["invoke_time"].as_u64().unwrap_or(0)),
-        show(&e["needs"]),
-        if states.is_empty() { "nothing".into() } else { states.join(" or ") }
-    )
 }
 
 /// Each check in words, and the violations their views draw, in the order of result.json.
@@ -469,7 +163,9 @@ pub fn violations_and_checks(run: &RunFolder) -> (Vec<CheckView>, Vec<Violation>
     let mut checks = Vec::new();
     let mut violations = Vec::new();
     for (index, check) in run.result.checks.iter().enumerate() {
-        let witnesses = check.witnesses();
+        // A check this chaos does not know (`faults`, a name an older one wrote) is shown in
+        // the words every check has.
+        let known = kind::by_name(&check.check);
         let mut findings = Findings {
             run,
             by_key: &by_key,
@@ -479,11 +175,14 @@ pub fn violations_and_checks(run: &RunFolder) -> (Vec<CheckView>, Vec<Violation>
             sentences: Vec::new(),
             violations: &mut violations,
         };
-        findings.linearizability(witnesses);
-        findings.durability(witnesses);
-        findings.retries();
+        if let Some(known) = known {
+            known.findings(&mut findings);
+        }
         if findings.sentences.is_empty() {
-            let text = findings.verdict_in_words();
+            let text = match known {
+                Some(known) => known.in_words(check),
+                None => kind::verdict_in_words(check),
+            };
             findings.sentences.push(Sentence { text, anchor: None });
         }
         checks.push(CheckView {
@@ -494,50 +193,6 @@ pub fn violations_and_checks(run: &RunFolder) -> (Vec<CheckView>, Vec<Violation>
         });
     }
     (checks, violations)
-}
-
-/// One answer to a retried call: `cas [nil 9] → ok [nil 9]`, `resend [nil 9] → fail: already
-/// exists (call 12 sent again)`: what came back, not just the value sent.
-fn retried_answer(op: &Value) -> Answer {
-    let answer = match op["status"].as_str() {
-        Some("ok") => format!("ok {}", show(&op["output"])),
-        Some(status) => match op["error"].as_str() {
-            Some(error) => format!("{status}: {error}"),
-            None => status.to_string(),
-        },
-        None => "no answer".to_string(),
-    };
-    Answer {
-        words: format!("{} {} → {answer}", show(&op["f"]), show(&op["value"])),
-        process: show(&op["process"]),
-        invoked: op["invoke_time"].as_u64().unwrap_or(0),
-        completed: op["complete_time"].as_u64(),
-        status: show(&op["status"]),
-        node: op["node"].as_str().map(str::to_string),
-        line: op["line"].as_u64(),
-    }
-}
-
-/// A call answered differently: its first definite answer and the first that disagrees.
-fn retried(d: &Value) -> Option<Retried> {
-    let definite: Vec<&Value> = d["ops"]
-        .as_array()?
-        .iter()
-        .filter(|o| matches!(o["status"].as_str(), Some("ok" | "fail")))
-        .collect();
-    let first = definite.first()?;
-    let later = definite
-        .iter()
-        .skip(1)
-        .find(|o| o["status"] != first["status"] || o["output"] != first["output"])
-        .or(definite.get(1))?;
-    Some(Retried {
-        call: show(&d["call"]),
-        client: show(&d["client"]),
-        key: first["key"].as_str().unwrap_or("").to_string(),
-        first: retried_answer(first),
-        later: retried_answer(later),
-    })
 }
 
 /// A client id short enough for a sentence: its first 8 characters.
@@ -603,8 +258,12 @@ pub fn neighbourhood(ops: &[Op], v: &Violation, steps: usize) -> (Vec<usize>, u6
 
 #[cfg(test)]
 mod tests {
+    use super::super::load::Clock;
     use super::*;
-    use serde_json::json;
+    use crate::checks::durable::fault_beside;
+    use crate::checks::linearizable::{resolve, stale_sentence};
+    use crate::checks::witness::{OpRef, Witness};
+    use serde_json::{json, Value};
 
     fn op(id: usize, f: &str, value: Value, output: Value, inv: u64, done: u64) -> Op {
         Op {
