@@ -2,6 +2,7 @@
 //! against the compose file, the system adapter and the checker before any container starts.
 
 pub mod named;
+pub mod origin;
 pub mod plan;
 pub mod reached;
 mod steps;
@@ -59,6 +60,10 @@ pub struct Scenario {
     /// Object stores (`system: s3`): credentials, bucket, region, port.
     #[serde(default)]
     pub s3: Option<Spanned<S3Spec>>,
+    /// Imported from a model checker's trace (`chaos trace import`): which trace, and which
+    /// `reached:` predicate observes each of its steps.
+    #[serde(default)]
+    pub trace: Option<origin::TraceOrigin>,
 }
 
 /// How clients reach an S3 store. The keys never leave the harness: the run folder's copy of
@@ -659,6 +664,7 @@ pub fn load_text(
         clocks: &clocks,
     };
     validate(&spec, &facts, &mut problems);
+    origin::validate(&spec, &mut problems);
     if problems.list.is_empty() {
         Ok(LoadedScenario {
             path: path.to_path_buf(),
