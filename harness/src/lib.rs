@@ -14,10 +14,11 @@ pub use chaos_runner::{
 pub use chaos_verdict::{checks, report};
 
 // The commands over the stages: a run, comparing builds, replaying and shrinking a run, suites,
-// measuring the harness.
+// measuring the harness, importing a model checker's trace.
 pub mod bench;
 pub mod compare;
 pub mod replay;
 pub mod run;
 pub mod shrink;
 pub mod suite;
+pub mod trace_import;
