@@ -176,7 +176,7 @@ fn parameters_no_case_covers_are_named() {
     assert_eq!(
         refused(&dir, None, &map),
         format!(
-            "{}:26:5: actions.elect: step 3 of the trace, elect(node: n2): no case covers its \
+            "{}:22:5: actions.elect: step 3 of the trace, elect(node: n2): no case covers its \
              parameters (the cases: {{ node: n1 }})",
             map.display()
         )
@@ -221,7 +221,7 @@ fn a_node_the_cluster_does_not_have_is_refused() {
     let line = refused(&dir, None, &map);
     assert!(
         line.starts_with(&format!(
-            "{}:22:14: actions.killLeader[0].fault.target: fault step 0 (trace step 2, \
+            "{}:20:14: actions.killLeader[0].fault.target: fault step 0 (trace step 2, \
              killLeader(node: n1)): ",
             map.display()
         )),
@@ -237,7 +237,7 @@ fn a_fault_step_nothing_can_trigger_says_what_to_give() {
     assert_eq!(
         refused(&dir, None, &map),
         format!(
-            "{}:22:14: actions.killLeader[0].fault: step 2, killLeader(node: n1): the fault step \
+            "{}:20:14: actions.killLeader[0].fault: step 2, killLeader(node: n1): the fault step \
              has no trigger, and step 1 before it (write(key: k)) is observed by a predicate no \
              trigger can watch (only a log line, a JVM rule or a role can): give it `at:` or \
              another trigger",
