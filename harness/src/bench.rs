@@ -367,6 +367,7 @@ impl BenchCluster {
                 chaosfs_init: &[],
                 secrets: &[],
                 faketime: false,
+                project: None,
             },
         )
         .await;

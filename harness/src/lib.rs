@@ -13,10 +13,12 @@ pub use chaos_runner::{
 };
 pub use chaos_verdict::{checks, report};
 
-// The commands over the stages: a run, comparing builds, replaying and shrinking a run, suites,
-// measuring the harness, importing a model checker's trace.
+// The commands over the stages: a run, comparing builds, stopping plays held to a rate,
+// replaying and shrinking a run, suites, measuring the harness, importing a model checker's
+// trace.
 pub mod bench;
 pub mod compare;
+pub mod rate_stop;
 pub mod replay;
 pub mod run;
 pub mod shrink;

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use chaos::cluster::{compose, docker, images};
 use chaos::error::{self, HarnessError, EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERRUPTED, EXIT_OK};
+use chaos::rate_stop::{PlayHeld, RateStops};
 use chaos::{bench, checks, report, run, scenario};
 
 #[derive(Parser)]
@@ -157,6 +158,7 @@ struct TracePlayArgs {
 }
 
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("held_to_rates").args(["rate", "suite"])))]
 struct RunArgs {
     #[arg(required_unless_present_any = ["suite", "replay"])]
     scenarios: Vec<PathBuf>,
@@ -181,6 +183,15 @@ struct RunArgs {
     /// nothing is no pass; at most 10000, as for --seeds).
     #[arg(long, default_value_t = 1, value_parser = parse_repeat)]
     repeat: u32,
+    /// With --seeds: hold each scenario's plays to a share instead of each to a verdict,
+    /// `confirmed=90%` (the classes of a suite's `rate:`; repeatable): exit 0 when every share
+    /// is met, 1 when one is not. A scenario stops once more seeds cannot change that.
+    #[arg(long, value_name = "CLASS=SHARE", requires = "seeds")]
+    rate: Vec<String>,
+    /// Play every seed of what is held to a rate (--rate, a suite's `rate:`) or compared (a
+    /// suite's comparisons), though it was decided before.
+    #[arg(long, requires = "held_to_rates")]
+    all_seeds: bool,
     /// Where run folders go.
     #[arg(long, default_value = "reports")]
     out: PathBuf,
@@ -197,6 +208,12 @@ struct RunArgs {
     /// left up and healed. Faults that need the harness to create the nodes are refused.
     #[arg(long, value_name = "PROJECT", conflicts_with_all = ["suite", "replay", "scm_ha"])]
     attach: Option<String>,
+    /// With --seeds or --repeat: one cluster for every seed of a scenario instead of one per
+    /// seed. Between seeds every fault is undone and every node checked healthy; each seed's
+    /// keys carry its run's prefix. Faults that need nodes made for the run (chaosfs, clock
+    /// skew, the client proxy) are refused.
+    #[arg(long, conflicts_with_all = ["suite", "replay", "attach"])]
+    reuse_cluster: bool,
 }
 
 #[derive(clap::Args)]
@@ -477,11 +494,15 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
         seed,
         seeds: seed_list,
         repeat,
+        rate,
+        all_seeds,
         out,
         ready_timeout,
         scm_ha,
         attach,
+        reuse_cluster,
     } = args;
+    let bounds = chaos::suite::rate_bounds(&rate).map_err(HarnessError::BadInput)?;
     let load = scenario::LoadOptions { scm_ha };
     chaos::run::check_out_folder(&out)?;
     if let Some(run_dir) = replay {
@@ -492,6 +513,7 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
         ready_timeout,
         load,
         attach,
+        reuse_cluster,
     };
     match suite {
         Some(file) => {
@@ -499,15 +521,24 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
             // Every comparison is checked, as every scenario is, before any container starts.
             let mut comparisons = Vec::new();
             for c in &work.comparisons {
-                comparisons.push(c.prepare(&file, &options.out, options.ready_timeout)?);
+                let (mut compare_options, prepared) =
+                    c.prepare(&file, &options.out, options.ready_timeout)?;
+                compare_options.all_seeds |= all_seeds;
+                comparisons.push((compare_options, prepared));
             }
             let list: Vec<_> = work
                 .plays
                 .iter()
-                .map(|p| (p.scenario.clone(), Some(p.seed), Some(p.expect)))
+                .map(|p| ToPlay {
+                    path: p.scenario.clone(),
+                    seed: Some(p.seed),
+                    expect: Some(p.expect),
+                    entry: p.entry,
+                })
                 .collect();
-            let loaded = load_all(list.iter().map(|(path, _, _)| path), &options)?;
-            let played = run_many(list, loaded, &options).await?;
+            let stops = chaos::suite::rate_stops(&work.plays, all_seeds);
+            let loaded = load_all(list.iter().map(|p| &p.path), &options)?;
+            let played = run_many(list, loaded, &options, stops).await?;
             let mut compared = Vec::new();
             if played.worst != EXIT_INTERRUPTED {
                 for (compare_options, prepared) in comparisons {
@@ -554,7 +585,7 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
             // Each scenario with each of its seeds: --seeds, or --repeat consecutive ones from
             // --seed (or the scenario's own), or once with its own seed.
             let mut list = Vec::new();
-            for path in &scenarios {
+            for (entry, path) in scenarios.iter().enumerate() {
                 let seeds: Vec<Option<u64>> = match (&seed_list, repeat) {
                     (Some(range), _) => range.0.iter().map(|s| Some(*s)).collect(),
                     (None, 1) => vec![seed],
@@ -578,9 +609,29 @@ async fn run_command(args: RunArgs) -> error::Result<i32> {
                         (0..u64::from(n)).map(|i| Some(first + i)).collect()
                     }
                 };
-                list.extend(seeds.into_iter().map(|s| (path.clone(), s, None)));
+                list.extend(seeds.into_iter().map(|seed| ToPlay {
+                    path: path.clone(),
+                    seed,
+                    expect: None,
+                    entry,
+                }));
             }
-            run_many(list, loaded, &options).await.map(|c| c.worst)
+            // --rate: each scenario's plays are one entry held to the bounds.
+            let stops = RateStops::new(
+                list.iter().map(|p| PlayHeld {
+                    entry: p.entry,
+                    name: p.path.display().to_string(),
+                    bounds: &bounds,
+                    own_verdict: false,
+                }),
+                all_seeds,
+            );
+            let played = run_many(list, loaded, &options, stops).await?;
+            Ok(if bounds.is_empty() {
+                played.worst
+            } else {
+                played.held_to_rates()
+            })
         }
     }
 }
@@ -691,10 +742,13 @@ async fn trace_play(args: TracePlayArgs) -> error::Result<i32> {
         seed: args.seed,
         seeds: args.seeds,
         repeat: args.repeat,
+        rate: Vec::new(),
+        all_seeds: false,
         out: args.out,
         ready_timeout: args.ready_timeout,
         scm_ha: false,
         attach: args.attach,
+        reuse_cluster: false,
     })
     .await
 }
@@ -759,6 +813,8 @@ struct ManyOptions {
     load: scenario::LoadOptions,
     /// `--attach PROJECT`.
     attach: Option<String>,
+    /// `--reuse-cluster`: one cluster for every seed of a scenario.
+    reuse_cluster: bool,
 }
 
 /// Validates each scenario once, however often it is named, before any container starts;
@@ -778,6 +834,7 @@ fn load_all<'a>(
         let attached =
             scenario::load_with(path, options.load).and_then(|mut s| match &options.attach {
                 Some(project) => s.attach_to(project).map(|()| s),
+                None if options.reuse_cluster => s.check_reusable().map(|()| s),
                 None => Ok(s),
             });
         match attached {
@@ -819,13 +876,25 @@ async fn ozone_image_from_env() -> Result<Option<(String, &'static str)>, Harnes
     }
 }
 
-/// Plays each (scenario, seed, what a suite expects of it) in order, on the scenarios
-/// [`load_all`] validated. With more than one play of a scenario it ends with the table of
-/// rates.
+/// One play of `chaos run`.
+struct ToPlay {
+    path: PathBuf,
+    seed: Option<u64>,
+    /// What a suite expects of it.
+    expect: Option<chaos::suite::Expect>,
+    /// Its suite entry (on the command line, its scenario's position): the plays that a rate
+    /// holds together.
+    entry: usize,
+}
+
+/// Plays each scenario with its seed in order, on the scenarios [`load_all`] validated,
+/// skipping the plays of an entry held to a rate once `stops` says more cannot change it. With
+/// more than one play of a scenario it ends with the table of rates.
 async fn run_many(
-    list: Vec<(PathBuf, Option<u64>, Option<chaos::suite::Expect>)>,
+    list: Vec<ToPlay>,
     mut loaded: Vec<(PathBuf, scenario::LoadedScenario)>,
     options: &ManyOptions,
+    mut stops: RateStops,
 ) -> Result<Played, HarnessError> {
     // OZONE_DIST=PATH: the Ozone nodes run an image built from that distribution (built once);
     // OZONE_SOURCE=DIR[+PATCH...]: from that source tree, built with Maven (once).
@@ -841,17 +910,57 @@ async fn run_many(
     let interrupt = interrupt_token();
     let mut rows = Vec::new();
     let mut tallies: Vec<(String, chaos::rates::Tally)> = Vec::new();
-    let mut classes = Vec::new();
+    let mut codes = Vec::new();
     let mut worst = EXIT_OK;
-    for (path, seed, expect) in &list {
-        let Some((_, scenario)) = loaded.iter().find(|(p, _)| p == path) else {
+    // `--reuse-cluster`: the cluster of the scenario playing now, made at its first seed.
+    let mut reused: Option<(PathBuf, run::reuse::ReusedCluster)> = None;
+    for play in &list {
+        // An entry decided by its rate plays no more of its seeds.
+        let found = loaded.iter().position(|(p, _)| *p == play.path);
+        let Some(index) = found.filter(|_| !stops.skips(play.entry)) else {
+            codes.push(None);
             continue;
         };
+        if options.reuse_cluster && reused.as_ref().is_none_or(|(p, _)| *p != play.path) {
+            if let Some((_, cluster)) = reused.take() {
+                remove_reused(cluster).await;
+            }
+            let scenario = &mut loaded[index].1;
+            match run::reuse::ReusedCluster::launch(
+                scenario,
+                &options.out,
+                options.ready_timeout,
+                &interrupt,
+            )
+            .await
+            {
+                Ok(cluster) => {
+                    scenario.attach = Some(cluster.project.clone());
+                    reused = Some((play.path.clone(), cluster));
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    let line = format!("{}: {}", scenario.spec.name, first_line(&e));
+                    println!("{line}");
+                    rows.push((scenario.spec.name.clone(), e.exit_code(), line));
+                    codes.push(Some(e.exit_code()));
+                    worst = worse(worst, e.exit_code());
+                    if let Some(stopped) = stops.record(play.entry, chaos::rates::Class::Error) {
+                        println!("{stopped}");
+                    }
+                    if interrupt.is_cancelled() {
+                        break;
+                    }
+                    continue;
+                }
+            }
+        }
+        let scenario = &loaded[index].1;
         let run_options = run::RunOptions {
-            seed: *seed,
+            seed: play.seed,
             out: options.out.clone(),
             ready_timeout: options.ready_timeout,
-            expect: expect.map(|e| e.word()),
+            expect: play.expect.map(|e| e.word()),
             folder: None,
             replay_of: None,
             command: None,
@@ -884,11 +993,17 @@ async fn run_many(
             }
         }
         rows.push((name, code, line));
-        classes.push(class);
+        codes.push(Some(code));
         worst = worse(worst, code);
+        if let Some(stopped) = stops.record(play.entry, class) {
+            println!("{stopped}");
+        }
         if code == EXIT_INTERRUPTED {
             break;
         }
+    }
+    if let Some((_, cluster)) = reused.take() {
+        remove_reused(cluster).await;
     }
     if rows.len() > 1 {
         println!("\nsummary:");
@@ -900,13 +1015,19 @@ async fn run_many(
         println!("\nrates (95% intervals, Wilson):");
         print!("{}", chaos::rates::table(&tallies));
     }
-    let codes = rows.iter().map(|(_, code, _)| *code).collect();
     Ok(Played {
         worst,
         codes,
-        classes,
+        stops,
         interrupt,
     })
+}
+
+/// Removes a reused cluster; a failure is said, and the next run's sweep takes what is left.
+async fn remove_reused(cluster: run::reuse::ReusedCluster) {
+    if let Err(e) = cluster.remove().await {
+        eprintln!("error: removing the reused cluster: {e}");
+    }
 }
 
 /// `chaos run --replay RUN_DIR`: the run's concrete schedule, `repeat` times.
@@ -957,12 +1078,12 @@ async fn replay_run(
     Ok(worst)
 }
 
-/// The exit codes of the plays of `chaos run`, in order, the one that says most, and what
-/// each play ended as.
+/// The exit codes of the plays of `chaos run`, in order (none for a play skipped), the one
+/// that says most, and how the entries held to a rate stand.
 struct Played {
     worst: i32,
-    codes: Vec<i32>,
-    classes: Vec<chaos::rates::Class>,
+    codes: Vec<Option<i32>>,
+    stops: RateStops,
     /// Cancelled by Ctrl-C or SIGTERM, for what a suite plays after (its comparisons).
     interrupt: CancellationToken,
 }
@@ -995,7 +1116,10 @@ impl Played {
         };
         println!("\nexpected against got:");
         let mut deviations = 0;
+        let mut played = 0;
         for (play, code) in plays.iter().zip(&self.codes) {
+            let Some(code) = code else { continue };
+            played += 1;
             let held = play.expect.accepts(*code);
             if !held {
                 deviations += 1;
@@ -1010,13 +1134,19 @@ impl Played {
             );
         }
         if !plays.is_empty() || compared.is_empty() {
+            let skipped = match self.codes.len() - played {
+                0 => String::new(),
+                n => format!(
+                    "; {played} of {} played, the other {n} could not change their entry's rate",
+                    self.codes.len()
+                ),
+            };
             println!(
-                "{} of {} plays as expected",
-                self.codes.len() - deviations,
-                self.codes.len()
+                "{} of {played} plays as expected{skipped}",
+                played - deviations
             );
         }
-        deviations += self.rates_held(plays);
+        deviations += self.stops.print_closing();
         if !compared.is_empty() {
             let mut differ = 0;
             for (comparison, got) in work.comparisons.iter().zip(compared) {
@@ -1040,45 +1170,18 @@ impl Played {
 }
 
 impl Played {
-    /// The entries held to a `rate:`: each bound against the share of the entry's plays (in
-    /// this shard) that count as its class; returns how many bounds were not met.
-    fn rates_held(&self, plays: &[chaos::suite::Play]) -> usize {
-        let mut entries: Vec<usize> = plays
-            .iter()
-            .filter(|p| !p.rate.is_empty())
-            .map(|p| p.entry)
-            .collect();
-        entries.dedup();
-        let mut missed = 0;
-        for entry in entries {
-            let mut tally = chaos::rates::Tally::default();
-            let mut bounds = &Vec::new();
-            let mut scenario = PathBuf::new();
-            for (play, class) in plays
-                .iter()
-                .zip(&self.classes)
-                .filter(|(p, _)| p.entry == entry)
-            {
-                tally.add(*class, 0.0);
-                bounds = &play.rate;
-                scenario = play.scenario.clone();
-            }
-            for (class, at_least) in bounds {
-                let k = tally.count_as(class);
-                let held = f64::from(k) >= at_least * f64::from(tally.runs);
-                if !held {
-                    missed += 1;
-                }
-                println!(
-                    "  {:<11} {class} >= {:.0}%: {}  {}",
-                    if held { "as expected" } else { "DIFFERS" },
-                    at_least * 100.0,
-                    chaos::rates::share(k, tally.runs),
-                    scenario.display()
-                );
-            }
+    /// `chaos run --seeds ... --rate`'s exit code: 0 when every scenario met every bound, 1
+    /// when one did not; a broken harness or an interruption still says so (254, 255, 130).
+    fn held_to_rates(&self) -> i32 {
+        if matches!(self.worst, EXIT_BAD_INPUT | EXIT_INFRA | EXIT_INTERRUPTED) {
+            return self.worst;
         }
-        missed
+        println!("\nheld to the rate:");
+        if self.stops.print_closing() > 0 {
+            error::EXIT_VIOLATION
+        } else {
+            EXIT_OK
+        }
     }
 }
 

@@ -35,6 +35,7 @@ use serde_saphyr::Spanned;
 
 use crate::compare::{Build, CompareOptions, Compared, Prepared};
 use crate::error::{HarnessError, Result, ScenarioError, EXIT_OK, EXIT_VIOLATION};
+use crate::rate_stop::{PlayHeld, RateStops};
 
 /// A suite file, validated.
 #[derive(Debug)]
@@ -139,14 +140,14 @@ struct SuiteText {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Percent(pub f64);
 
-impl<'de> Deserialize<'de> for Percent {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
+impl FromStr for Percent {
+    type Err = String;
+    fn from_str(text: &str) -> std::result::Result<Percent, String> {
         let bad = || {
-            serde::de::Error::custom(format!(
-                "{} is not a share; expected e.g. 80%",
-                shown(&text)
-            ))
+            format!(
+                "{} is not a share from 0% to 100%; expected e.g. 80%",
+                shown(text)
+            )
         };
         let number = text.trim().strip_suffix('%').ok_or_else(bad)?;
         let value: f64 = number.trim().parse().map_err(|_| bad())?;
@@ -155,6 +156,40 @@ impl<'de> Deserialize<'de> for Percent {
         }
         Ok(Percent(value / 100.0))
     }
+}
+
+impl<'de> Deserialize<'de> for Percent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// `chaos run --rate`'s bounds, `confirmed=90%` each: the classes and shares of a suite's
+/// `rate:`, each class once.
+pub fn rate_bounds(given: &[String]) -> std::result::Result<Vec<(String, f64)>, String> {
+    let mut bounds: Vec<(String, f64)> = Vec::new();
+    for text in given {
+        let refused = |why: String| format!("--rate {}: {why}", shown(text));
+        let (class, percent) = text
+            .split_once('=')
+            .ok_or_else(|| refused("expected CLASS=SHARE, e.g. confirmed=90%".into()))?;
+        let class = class.trim();
+        if !crate::rates::RATE_NAMES.contains(&class) {
+            return Err(refused(crate::scenario::wording::not_one_of(
+                class,
+                "class of runs --rate counts",
+                crate::rates::RATE_NAMES,
+            )));
+        }
+        if bounds.iter().any(|(c, _)| c == class) {
+            return Err(refused(format!("names {class} twice")));
+        }
+        let Percent(at_least) = percent.parse().map_err(refused)?;
+        bounds.push((class.to_string(), at_least));
+    }
+    Ok(bounds)
 }
 
 /// What a play of a suite must end with.
@@ -710,6 +745,21 @@ pub fn expand(suite: &Suite, base: &Path) -> Vec<Play> {
         }
     }
     plays
+}
+
+/// The entries of these plays held to a `rate:`, for `chaos run` to stop each once decided; a
+/// play held to its own `expect:` keeps its entry playing every seed, as `all_seeds` keeps
+/// every entry.
+pub fn rate_stops(plays: &[Play], all_seeds: bool) -> RateStops {
+    RateStops::new(
+        plays.iter().map(|p| PlayHeld {
+            entry: p.entry,
+            name: p.scenario.display().to_string(),
+            bounds: &p.rate,
+            own_verdict: p.expect != Expect::Any,
+        }),
+        all_seeds,
+    )
 }
 
 /// One comparison of a suite, its paths resolved against the suite file's folder.
@@ -1282,6 +1332,126 @@ mod tests {
         );
         assert_eq!(seeds_text(&[1, 4, 9]), "1,4,9");
         assert_eq!(seeds_text(&[7]), "7");
+    }
+
+    /// A suite played as `chaos run --suite` plays it, each play's outcome drawn from its seed:
+    /// an entry held to a rate skips its seeds once decided, in each shard over that shard's
+    /// seeds; the others, and every entry under --all-seeds, play every seed.
+    #[test]
+    fn suite_entries_held_to_a_rate_stop_when_decided() {
+        use crate::rate_stop::Standing;
+        let s = parse("scenarios:\n  - scenario: race.yaml\n    seeds: 10\n    rate: { confirmed: 80% }\n  - scenario: control.yaml\n    seeds: 3\n    expect: fail\n  - scenario: flaky.yaml\n    seeds: 6\n    rate: { reached: 50%, error: 0% }\n").unwrap();
+        // race.yaml confirms on every seed; flaky.yaml misses its race on seeds 1 to 4.
+        let outcome = |p: &Play| match (p.entry, p.seed) {
+            (2, 1..=4) => Class::NotReached,
+            (1, _) => Class::Violated,
+            _ => Class::Confirmed,
+        };
+        let play = |plays: Vec<Play>, all_seeds: bool| {
+            let mut stops = rate_stops(&plays, all_seeds);
+            let mut played = Vec::new();
+            let mut lines = Vec::new();
+            for p in &plays {
+                if stops.skips(p.entry) {
+                    continue;
+                }
+                played.push((p.entry, p.seed));
+                lines.extend(stops.record(p.entry, outcome(p)));
+            }
+            let standings: Vec<(usize, u32, u32, Vec<Standing>)> = stops
+                .entries()
+                .iter()
+                .map(|h| {
+                    let each = h.standings().iter().map(|s| s.3).collect();
+                    (h.entry, h.played(), h.planned, each)
+                })
+                .collect();
+            (played, lines, standings)
+        };
+        let all = expand(&s, Path::new("."));
+        let (played, lines, standings) = play(all.clone(), false);
+        let seeds = |entry: usize| -> Vec<u64> {
+            played
+                .iter()
+                .filter(|(e, _)| *e == entry)
+                .map(|(_, s)| *s)
+                .collect()
+        };
+        assert_eq!(seeds(0), (1..=8).collect::<Vec<_>>(), "8 of 10 meet 80%");
+        assert_eq!(seeds(1), [1, 2, 3], "held to expect: every seed");
+        assert_eq!(seeds(2), [1, 2, 3, 4], "4 of 6 not reached: 50% missed");
+        assert_eq!(
+            lines,
+            [
+                "./race.yaml: stopped after 8 of 10 seeds: confirmed >= 80% met (8 of 8); the 2 left cannot change it (--all-seeds plays every one)",
+                "./flaky.yaml: stopped after 4 of 6 seeds: error >= 0% met (0 of 4), reached >= 50% missed (0 of 4); the 2 left cannot change them (--all-seeds plays every one)"
+            ]
+        );
+        use Standing::{Met, Missed};
+        assert_eq!(
+            standings,
+            [(0, 8, 10, vec![Met]), (2, 4, 6, vec![Met, Missed])],
+            "as every seed would end"
+        );
+        // --all-seeds: every seed, the same standings.
+        let (played, lines, standings) = play(all.clone(), true);
+        assert_eq!((played.len(), lines.len()), (19, 0));
+        assert_eq!(
+            standings,
+            [(0, 10, 10, vec![Met]), (2, 6, 6, vec![Met, Missed])]
+        );
+        // Shard 1/2 holds seeds 1, 3, 5, 7, 9 of race.yaml (80% of 5: 4 needed) and 2, 4, 6
+        // of flaky.yaml (50% of 3: 2 needed, missed once seeds 2 and 4 are not reached).
+        let shard = Work {
+            plays: all,
+            comparisons: Vec::new(),
+        }
+        .shard(Shard { index: 1, count: 2 });
+        let (played, _, standings) = play(shard.plays, false);
+        assert_eq!(
+            played,
+            [
+                (0, 1),
+                (0, 3),
+                (0, 5),
+                (0, 7),
+                (1, 1),
+                (1, 3),
+                (2, 2),
+                (2, 4)
+            ]
+        );
+        assert_eq!(
+            standings,
+            [(0, 4, 5, vec![Met]), (2, 2, 3, vec![Met, Missed])]
+        );
+    }
+
+    #[test]
+    fn rate_bounds_from_the_command_line() {
+        let given =
+            |texts: &[&str]| rate_bounds(&texts.iter().map(|t| t.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            given(&["confirmed=90%", "reached = 100 %"]).unwrap(),
+            [("confirmed".into(), 0.9), ("reached".into(), 1.0)]
+        );
+        for (bad, why) in [
+            (
+                &["confirmd=90%"][..],
+                "`confirmd` is not a class of runs --rate counts; one of: confirmed,",
+            ),
+            (
+                &["confirmed=120%"],
+                "--rate `confirmed=120%`: `120%` is not a share from 0% to 100%; expected e.g. 80%",
+            ),
+            (&["confirmed=-1%"], "is not a share"),
+            (&["confirmed=90"], "is not a share"),
+            (&["confirmed"], "expected CLASS=SHARE"),
+            (&["held=1%", "held=2%"], "names held twice"),
+        ] {
+            let e = given(bad).unwrap_err();
+            assert!(e.contains(why), "{bad:?}: {e}");
+        }
     }
 
     #[test]

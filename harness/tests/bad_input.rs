@@ -276,6 +276,38 @@ fn a_suite_past_its_limits_is_refused() {
     }
 }
 
+/// `chaos run --seeds ... --rate` with a class or a share it cannot hold is refused in one
+/// line, exit 254, before any scenario is read; `--rate` without `--seeds` (or with a suite,
+/// which holds its own) and `--all-seeds` with nothing held to a rate are usage errors.
+#[test]
+fn a_rate_it_cannot_hold_is_refused() {
+    for (rate, expected) in [
+        (
+            "confirmd=90%",
+            "--rate `confirmd=90%`: `confirmd` is not a class of runs --rate counts; one of: confirmed,",
+        ),
+        (
+            "confirmed=120%",
+            "--rate `confirmed=120%`: `120%` is not a share from 0% to 100%; expected e.g. 80%",
+        ),
+        ("confirmed", "expected CLASS=SHARE"),
+    ] {
+        let args = ["run", "no-such.yaml", "--seeds", "1..3", "--rate", rate];
+        let (code, err) = code_and_stderr(&chaos(&args));
+        assert_eq!(code, 254, "{rate}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{rate}: {err}");
+        assert!(err.contains(expected), "{rate}: {err}");
+    }
+    for args in [
+        &["run", "x.yaml", "--rate", "held=50%"][..],
+        &["run", "x.yaml", "--seeds", "1..3", "--all-seeds"],
+        &["run", "--suite", "s.yaml", "--rate", "held=50%"],
+    ] {
+        let (code, err) = code_and_stderr(&chaos(args));
+        assert_eq!(code, 254, "{args:?}: {err}");
+    }
+}
+
 /// A comparison that cannot be played is refused in one line, exit 254, before any container
 /// starts: one build, and a patch that is not there (found from the suite's folder), each at
 /// the line and column of the entry's `builds:`, with its key path.

@@ -273,3 +273,25 @@ fn an_armed_step_ignores_lines_printed_before_its_earlier_step_is_over() {
         "{armed:?}"
     );
 }
+
+#[test]
+fn a_selection_among_named_nodes_lands_only_on_them() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, run) = play("harness/tests/fixtures/etcd-among.yaml");
+    assert_eq!(code, 0, "{run:?}");
+    let events = faults(&run);
+    let applied = |step: usize| {
+        events
+            .iter()
+            .find(|f| f.step == Some(step) && f.phase == Phase::Apply && f.ok())
+            .unwrap_or_else(|| panic!("step {step} applied in {events:#?}"))
+            .targets
+            .clone()
+    };
+    let followers = applied(0);
+    assert!(
+        !followers.is_empty() && followers.iter().all(|n| n == "etcd1" || n == "etcd2"),
+        "step 0 paused {followers:?}"
+    );
+    assert_eq!(applied(1), ["etcd3"]);
+}

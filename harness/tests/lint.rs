@@ -198,6 +198,14 @@ fn broken_scenarios_are_located_and_rejected() {
             "13:13: faults[0].target: unknown node `etcd9`",
         ),
         (
+            "unknown-node-among.yaml",
+            "13:13: faults[0].target.among: unknown node `etcd9`",
+        ),
+        (
+            "empty-among.yaml",
+            "13:13: faults[0].target: `among` names no node: leave it out to pick among every node",
+        ),
+        (
             "unknown-model.yaml",
             "9:28: checks[0].linearizable.model: `snapshot-isolation` is not a linearizability model; one of: register, cas-register, kv, set, s3-object",
         ),

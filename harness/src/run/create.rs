@@ -63,59 +63,18 @@ pub(super) async fn play(
         return Ok(Played::BuildLacks(lacking));
     }
 
-    let environment: Vec<(String, String)> = loaded
-        .spec
-        .cluster
-        .environment
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let chaosfs = if loaded.uses_chaosfs()
-        && loaded.nodes.iter().any(|n| {
-            loaded
-                .compose
-                .service(n)
-                .is_some_and(|s| !s.x_chaos.fs.is_empty())
-        }) {
-        Some(images::ensure_chaosfs(&repo).await?)
-    } else {
-        None
-    };
-    let chaosfs_init: Vec<String> = if loaded.tracks_unsynced() {
-        vec!["lose-unsynced on".to_string()]
-    } else {
-        Vec::new()
-    };
     phases.end("image");
     let run_start = Instant::now();
-    let cluster_spec = ClusterSpec {
-        compose: &loaded.compose,
-        nodes: &loaded.nodes,
-        run_id,
-        logs_dir: &run_dir.join("logs"),
-        run_start,
-        ready_timeout: options.ready_timeout.unwrap_or_else(|| {
-            crate::systems::lookup(&loaded.spec.system.value)
-                .map_or(Duration::from_secs(120), |info| info.ready_within)
-        }),
-        environment: &environment,
-        chaosfs: chaosfs.as_deref(),
-        chaosfs_init: &chaosfs_init,
-        secrets: &loaded.secrets(),
-        faketime: loaded.uses_faketime(),
-    };
     let ready_started = Instant::now();
-    let cluster = tokio::select! {
-        c = Cluster::launch(&docker, cluster_spec) => c,
-        _ = interrupt.cancelled() => Err(HarnessError::Interrupted("while starting the cluster".into())),
-    };
-    let mut cluster = match cluster {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = docker::sweep(&docker, Some(run_id)).await;
-            return Err(e);
-        }
-    };
+    let mut cluster = launch_own(
+        &docker,
+        loaded,
+        options.ready_timeout,
+        (run_id, &run_dir.join("logs"), run_start),
+        None,
+        &interrupt,
+    )
+    .await?;
     let (proxy_events, proxy_rx) = tokio::sync::mpsc::unbounded_channel();
     if loaded.uses_proxy() {
         if let Err(e) = cluster.start_proxies(proxy_events).await {
@@ -154,4 +113,67 @@ pub(super) async fn play(
     phases.end("teardown");
     result.and(teardown)?;
     Ok(Played::Complete)
+}
+
+/// A cluster of the harness's own, created and ready: the scenario's nodes with its
+/// environment, chaosfs where its faults need it, libfaketime where it skews clocks. `project`
+/// labels the nodes as that compose project's, for runs that attach to them later
+/// (`--reuse-cluster`). On failure nothing of it is left.
+pub(super) async fn launch_own(
+    docker: &bollard::Docker,
+    loaded: &LoadedScenario,
+    ready_timeout: Option<Duration>,
+    (run_id, logs_dir, run_start): (&str, &Path, Instant),
+    project: Option<&str>,
+    interrupt: &CancellationToken,
+) -> Result<Cluster> {
+    let repo = loaded.compose.dir.clone();
+    let environment: Vec<(String, String)> = loaded
+        .spec
+        .cluster
+        .environment
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let chaosfs = if loaded.uses_chaosfs()
+        && loaded.nodes.iter().any(|n| {
+            loaded
+                .compose
+                .service(n)
+                .is_some_and(|s| !s.x_chaos.fs.is_empty())
+        }) {
+        Some(images::ensure_chaosfs(&repo).await?)
+    } else {
+        None
+    };
+    let chaosfs_init: Vec<String> = if loaded.tracks_unsynced() {
+        vec!["lose-unsynced on".to_string()]
+    } else {
+        Vec::new()
+    };
+    let cluster_spec = ClusterSpec {
+        compose: &loaded.compose,
+        nodes: &loaded.nodes,
+        run_id,
+        logs_dir,
+        run_start,
+        ready_timeout: ready_timeout.unwrap_or_else(|| {
+            crate::systems::lookup(&loaded.spec.system.value)
+                .map_or(Duration::from_secs(120), |info| info.ready_within)
+        }),
+        environment: &environment,
+        chaosfs: chaosfs.as_deref(),
+        chaosfs_init: &chaosfs_init,
+        secrets: &loaded.secrets(),
+        faketime: loaded.uses_faketime(),
+        project,
+    };
+    let cluster = tokio::select! {
+        c = Cluster::launch(docker, cluster_spec) => c,
+        _ = interrupt.cancelled() => Err(HarnessError::Interrupted("while starting the cluster".into())),
+    };
+    if cluster.is_err() {
+        let _ = docker::sweep(docker, Some(run_id)).await;
+    }
+    cluster
 }

@@ -8,6 +8,7 @@ mod attached;
 mod create;
 mod drive;
 mod phases;
+pub mod reuse;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -281,7 +282,12 @@ fn reproduce_command(loaded: &LoadedScenario, seed: u64) -> String {
     if loaded.scm_ha {
         command.push_str(" --scm-ha");
     }
-    if let Some(project) = &loaded.attach {
+    // A reused cluster is gone when its command ends: its seed alone reproduces the run.
+    if let Some(project) = loaded
+        .attach
+        .as_ref()
+        .filter(|p| !p.starts_with(reuse::PROJECT_PREFIX))
+    {
         command.push_str(&format!(" --attach {project}"));
     }
     command

@@ -115,11 +115,17 @@ pub struct ClusterSpec<'a> {
     pub secrets: &'a [String],
     /// Load libfaketime into the nodes that can take clock skew (x-chaos.clock-skew).
     pub faketime: bool,
+    /// Label the nodes as compose project `project`'s services, so that later runs attach to
+    /// them (`chaos run --reuse-cluster`: one cluster for every seed of a scenario).
+    pub project: Option<&'a str>,
 }
 
 impl Cluster {
     pub async fn launch(docker: &Docker, spec: ClusterSpec<'_>) -> Result<Cluster> {
-        let labels = run_labels(spec.run_id);
+        let mut labels = run_labels(spec.run_id);
+        if let Some(project) = spec.project {
+            labels.insert(LABEL_PROJECT.into(), project.into());
+        }
         let network = format!("chaos-{}", spec.run_id);
         docker
             .create_network(NetworkCreateRequest {
@@ -260,6 +266,9 @@ impl Cluster {
     ) -> Result<ContainerCreateBody> {
         let mut labels = labels.clone();
         labels.insert(LABEL_NODE.into(), name.into());
+        if labels.contains_key(LABEL_PROJECT) {
+            labels.insert(LABEL_SERVICE.into(), service.dns_name(name).into());
+        }
         let (exposed, bindings) = port_bindings(service)?;
         let (binds, anonymous) = self.volumes(service, compose_dir, &labels).await?;
         let healthcheck = service.healthcheck.as_ref().map(|h| HealthConfig {

@@ -360,15 +360,21 @@ impl FaultEngine {
     async fn resolve(&self, target: &Target, rng: &mut ChaCha8Rng) -> Result<Vec<String>, String> {
         match target {
             Target::Nodes(nodes) => Ok(nodes.clone()),
-            Target::Select { role, pick } => {
+            Target::Select { role, pick, among } => {
                 let mut candidates: Vec<String> = match role {
                     None => self.cluster.names(),
-                    Some(role) => self.nodes_with_role(*role).await,
+                    Some(role) => self.nodes_with_role(*role, among.as_deref()).await,
                 };
+                if let Some(among) = among {
+                    candidates.retain(|n| among.contains(n));
+                }
                 if candidates.is_empty() {
-                    return Err(
-                        format!("no node had role {role:?} within {ROLE_WAIT:?}").to_lowercase()
-                    );
+                    let of = among
+                        .as_ref()
+                        .map(|a| format!(" among {}", a.join(", ")))
+                        .unwrap_or_default();
+                    let role = role.map_or("any".into(), |r| format!("{r:?}").to_lowercase());
+                    return Err(format!("no node{of} had role {role} within {ROLE_WAIT:?}"));
                 }
                 candidates.shuffle(rng);
                 let n = candidates.len();
@@ -385,8 +391,9 @@ impl FaultEngine {
         }
     }
 
-    /// Nodes with a role; during an election nobody is leader, so ask again for a while.
-    async fn nodes_with_role(&self, role: Role) -> Vec<String> {
+    /// Nodes with a role (of `among` when given); during an election nobody is leader, so ask
+    /// again for a while.
+    async fn nodes_with_role(&self, role: Role, among: Option<&[String]>) -> Vec<String> {
         let deadline = Instant::now() + ROLE_WAIT;
         loop {
             // A node another step took down while the question was out answered as it was,
@@ -397,6 +404,7 @@ impl FaultEngine {
                 .await
                 .into_iter()
                 .filter(|(n, r)| *r == role && !self.cluster.is_downed(n))
+                .filter(|(n, _)| among.is_none_or(|among| among.contains(n)))
                 .map(|(n, _)| n)
                 .collect();
             if !found.is_empty() || Instant::now() >= deadline {

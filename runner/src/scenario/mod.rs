@@ -402,49 +402,7 @@ impl LoadedScenario {
                 ),
             );
         }
-        for (i, step) in self.spec.faults.iter().enumerate() {
-            let actions = step
-                .value
-                .actions
-                .0
-                .iter()
-                .copied()
-                .chain(step.value.then.as_ref().map(|t| t.action));
-            for action in actions {
-                let mechanism = action.fault().mechanism();
-                let why = if action.fault().needs_chaosfs(&step.value) {
-                    "needs chaosfs mounted over the node's data directories, which only a node the \
-                     harness creates has"
-                } else if mechanism == Mechanism::Faketime {
-                    "needs libfaketime preloaded into the node's processes, which only a node the \
-                     harness creates has"
-                } else if mechanism == Mechanism::Proxy {
-                    "needs the harness's client proxy, which is set up only in front of a \
-                     cluster the harness starts"
-                } else {
-                    continue;
-                };
-                problems.at(
-                    &step.referenced,
-                    format!("faults[{i}]"),
-                    format!(
-                        "--attach cannot play `{}`: it {why}; {instead}",
-                        action.name()
-                    ),
-                );
-                break;
-            }
-        }
-        if self.spec.cluster.proxy {
-            problems.at(
-                &self.spec.cluster.profile.referenced,
-                "cluster.proxy",
-                format!(
-                    "--attach cannot put the harness's client proxy in front of a cluster it did \
-                     not start; {instead}"
-                ),
-            );
-        }
+        self.fresh_node_problems("--attach", instead, &mut problems);
         if !self.spec.cluster.environment.is_empty() {
             let keys: Vec<&str> = self
                 .spec
@@ -469,6 +427,67 @@ impl LoadedScenario {
             Ok(())
         } else {
             Err(problems.list)
+        }
+    }
+
+    /// `chaos run --reuse-cluster`: one cluster of the harness's own for every seed, each run
+    /// attached to it. Refused, one line per problem, where a run needs nodes made for it.
+    pub fn check_reusable(&self) -> Result<(), Vec<ScenarioError>> {
+        let mut problems = Problems::new(&self.path);
+        let instead = "play it without --reuse-cluster (each seed then gets a cluster of its own)";
+        self.fresh_node_problems("--reuse-cluster", instead, &mut problems);
+        if problems.list.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.list)
+        }
+    }
+
+    /// What a run on nodes it did not create cannot do: filesystem faults, clock skew and the
+    /// client proxy, each set up when a node is created for the run.
+    fn fresh_node_problems(&self, flag: &str, instead: &str, problems: &mut Problems) {
+        for (i, step) in self.spec.faults.iter().enumerate() {
+            let actions = step
+                .value
+                .actions
+                .0
+                .iter()
+                .copied()
+                .chain(step.value.then.as_ref().map(|t| t.action));
+            for action in actions {
+                let mechanism = action.fault().mechanism();
+                let why = if action.fault().needs_chaosfs(&step.value) {
+                    "needs chaosfs mounted over the node's data directories, which only a node \
+                     created for the run has"
+                } else if mechanism == Mechanism::Faketime {
+                    "needs libfaketime preloaded into the node's processes, which only a node \
+                     created for the run has"
+                } else if mechanism == Mechanism::Proxy {
+                    "needs the harness's client proxy, which is set up only in front of a \
+                     cluster started for the run"
+                } else {
+                    continue;
+                };
+                problems.at(
+                    &step.referenced,
+                    format!("faults[{i}]"),
+                    format!(
+                        "{flag} cannot play `{}`: it {why}; {instead}",
+                        action.name()
+                    ),
+                );
+                break;
+            }
+        }
+        if self.spec.cluster.proxy {
+            problems.at(
+                &self.spec.cluster.profile.referenced,
+                "cluster.proxy",
+                format!(
+                    "{flag} cannot put the harness's client proxy in front of a cluster it did \
+                     not start; {instead}"
+                ),
+            );
         }
     }
 
@@ -840,7 +859,8 @@ mod tests {
             s.faults[0].value.target.as_ref().unwrap().value,
             Target::Select {
                 role: Some(Role::Leader),
-                pick: Pick::One
+                pick: Pick::One,
+                among: None
             }
         ));
     }

@@ -75,7 +75,8 @@ pub enum Role {
     Follower,
 }
 
-/// Which nodes a fault hits: a node name, a list of names, or a role with a pick.
+/// Which nodes a fault hits: a node name, a list of names, or a role with a pick, among
+/// every node or among the named ones.
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum Target {
@@ -84,7 +85,24 @@ pub enum Target {
         #[serde(skip_serializing_if = "Option::is_none")]
         role: Option<Role>,
         pick: Pick,
+        /// Only these nodes are candidates (every node when absent): a step can say "whichever
+        /// of om1 and om2 follows" when which one leads depends on the run.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        among: Option<Vec<String>>,
     },
+}
+
+impl Target {
+    /// The nodes the step can only land on, when it names them (a list, or `among`).
+    pub fn named_nodes(&self) -> Option<&[String]> {
+        match self {
+            Target::Nodes(list)
+            | Target::Select {
+                among: Some(list), ..
+            } => Some(list),
+            Target::Select { among: None, .. } => None,
+        }
+    }
 }
 
 impl Default for Target {
@@ -92,6 +110,7 @@ impl Default for Target {
         Target::Select {
             role: None,
             pick: Pick::One,
+            among: None,
         }
     }
 }
@@ -102,7 +121,7 @@ impl<'de> Deserialize<'de> for Target {
         impl<'de> Visitor<'de> for TargetVisitor {
             type Value = Target;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a node name, a list of node names, or { role: leader|follower, pick: one|all|majority|minority }")
+                f.write_str("a node name, a list of node names, or { role: leader|follower, pick: one|all|majority|minority, among: [nodes] }")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Target, E> {
                 Ok(Target::Nodes(vec![v.to_string()]))
@@ -120,16 +139,29 @@ impl<'de> Deserialize<'de> for Target {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Target, A::Error> {
                 let mut role = None;
                 let mut pick = None;
+                let mut among = None;
                 while let Some(key) = map.next_key::<String>()? {
                     match key.as_str() {
                         "role" => role = Some(map.next_value::<Role>()?),
                         "pick" => pick = Some(map.next_value::<Pick>()?),
-                        other => return Err(de::Error::unknown_field(other, &["role", "pick"])),
+                        "among" => {
+                            let nodes = map.next_value::<Vec<String>>()?;
+                            if nodes.is_empty() {
+                                return Err(de::Error::custom(
+                                    "`among` names no node: leave it out to pick among every node",
+                                ));
+                            }
+                            among = Some(nodes);
+                        }
+                        other => {
+                            return Err(de::Error::unknown_field(other, &["role", "pick", "among"]))
+                        }
                     }
                 }
                 Ok(Target::Select {
                     role,
                     pick: pick.unwrap_or_default(),
+                    among,
                 })
             }
         }

@@ -882,10 +882,20 @@ impl StepUnderCheck<'_> {
     fn targets(&self, problems: &mut Problems) {
         let s = self.s;
         if let Some(target) = &s.target {
-            if let Target::Nodes(list) = &target.value {
-                for node in list {
-                    self.check_node(problems, &target.referenced, "target", node);
+            match &target.value {
+                Target::Nodes(list) => {
+                    for node in list {
+                        self.check_node(problems, &target.referenced, "target", node);
+                    }
                 }
+                Target::Select {
+                    among: Some(list), ..
+                } => {
+                    for node in list {
+                        self.check_node(problems, &target.referenced, "target.among", node);
+                    }
+                }
+                Target::Select { .. } => {}
             }
             if let (Target::Select { role: Some(_), .. }, Some(adapter)) =
                 (&target.value, self.adapter)
@@ -923,9 +933,9 @@ impl StepUnderCheck<'_> {
     fn clock_targets(&self, problems: &mut Problems) {
         let nodes = self.facts.nodes;
         let (location, candidates): (Location, Vec<&String>) = match &self.s.target {
-            Some(t) => match &t.value {
-                Target::Nodes(list) => (t.referenced, list.iter().collect()),
-                Target::Select { .. } => (t.referenced, nodes.iter().collect()),
+            Some(t) => match t.value.named_nodes() {
+                Some(list) => (t.referenced, list.iter().collect()),
+                None => (t.referenced, nodes.iter().collect()),
             },
             None => (*self.at, nodes.iter().collect()),
         };
@@ -944,7 +954,7 @@ impl StepUnderCheck<'_> {
     fn jvm_targets(&self, problems: &mut Problems) {
         let jvm_nodes = self.facts.jvm_nodes;
         let target = self.s.target.as_ref();
-        if let Some(Target::Nodes(list)) = target.map(|t| &t.value) {
+        if let Some(list) = target.and_then(|t| t.value.named_nodes()) {
             for node in list.iter().filter(|n| !jvm_nodes.contains(n)) {
                 problems.at(
                     &target.map_or(*self.at, |t| t.referenced),
@@ -965,7 +975,7 @@ impl StepUnderCheck<'_> {
     fn fs_targets(&self, problems: &mut Problems) {
         let fs_nodes = self.facts.fs_nodes;
         let target = self.s.target.as_ref();
-        if let Some(Target::Nodes(list)) = target.map(|t| &t.value) {
+        if let Some(list) = target.and_then(|t| t.value.named_nodes()) {
             for node in list.iter().filter(|n| !fs_nodes.contains(n)) {
                 problems.at(
                     &target.map_or(*self.at, |t| t.referenced),
