@@ -14,7 +14,8 @@ pub use chaos_runner::{
 pub use chaos_verdict::{checks, report};
 
 // The commands over the stages: a run, comparing builds, stopping plays held to a rate,
-// replaying and shrinking a run, suites, measuring the harness.
+// replaying and shrinking a run, suites, measuring the harness, importing a model checker's
+// trace.
 pub mod bench;
 pub mod compare;
 pub mod rate_stop;
@@ -23,3 +24,4 @@ pub mod run;
 pub mod shard;
 pub mod shrink;
 pub mod suite;
+pub mod trace_import;

@@ -109,6 +109,52 @@ enum Command {
     Clean,
     /// Measure the harness on a real etcd cluster (ready time, trigger latency, cost per op).
     Bench(BenchArgs),
+    /// A model checker's counterexample (TLC -dumpTrace json, ITF) on a real cluster, through
+    /// a mapping of its actions (docs/traces.md); bad input exits 254 before anything starts.
+    Trace {
+        #[command(subcommand)]
+        command: TraceCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TraceCommand {
+    /// Write the scenario that plays the trace (on stdout, or to --out); `chaos lint` accepts it.
+    Import {
+        trace: PathBuf,
+        /// The mapping of the trace's actions onto the cluster.
+        #[arg(long)]
+        map: PathBuf,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Import the trace into OUT/traces/NAME.yaml and play it as `chaos run` plays a scenario;
+    /// the verdict says how many of the trace's steps the run followed.
+    Play(TracePlayArgs),
+}
+
+#[derive(clap::Args)]
+struct TracePlayArgs {
+    trace: PathBuf,
+    #[arg(long)]
+    map: PathBuf,
+    /// As `chaos run --seed`.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// As `chaos run --seeds`.
+    #[arg(long, conflicts_with_all = ["seed", "repeat"])]
+    seeds: Option<chaos::suite::SeedRange>,
+    /// As `chaos run --repeat`.
+    #[arg(long, default_value_t = 1, value_parser = parse_repeat)]
+    repeat: u32,
+    /// Where the imported scenario (OUT/traces/) and the run folders go.
+    #[arg(long, default_value = "reports")]
+    out: PathBuf,
+    #[arg(long, value_parser = parse_duration)]
+    ready_timeout: Option<Duration>,
+    /// As `chaos run --attach`.
+    #[arg(long, value_name = "PROJECT")]
+    attach: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -422,6 +468,12 @@ async fn dispatch(cli: Cli) -> i32 {
         }
         Command::Clean => clean().await,
         Command::Bench(args) => bench_command(args).await,
+        Command::Trace {
+            command: TraceCommand::Import { trace, map, out },
+        } => trace_import(&trace, &map, out.as_deref()),
+        Command::Trace {
+            command: TraceCommand::Play(args),
+        } => trace_play(args).await,
     };
     match result {
         Ok(code) => code,
@@ -655,6 +707,50 @@ async fn bench_command(args: BenchArgs) -> error::Result<i32> {
         bench::run(&args.compose, &options).await?;
     }
     Ok(EXIT_OK)
+}
+
+/// `chaos trace import`: the scenario on stdout, or written to `out` (validated first, as it
+/// will be found there: its compose file as its base's).
+fn trace_import(trace: &Path, map: &Path, out: Option<&Path>) -> error::Result<i32> {
+    let imported = chaos::trace_import::import(trace, map).map_err(HarnessError::Scenario)?;
+    match out {
+        None => print!("{}", imported.text),
+        Some(out) => {
+            chaos::trace_import::write(&imported, out)?;
+            eprintln!("{}: imported from {}", out.display(), trace.display());
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+/// `chaos trace play`: imports into OUT/traces/NAME.yaml and plays that as `chaos run` does.
+async fn trace_play(args: TracePlayArgs) -> error::Result<i32> {
+    chaos::run::check_out_folder(&args.out)?;
+    let imported =
+        chaos::trace_import::import(&args.trace, &args.map).map_err(HarnessError::Scenario)?;
+    let path = args
+        .out
+        .join("traces")
+        .join(format!("{}.yaml", imported.name));
+    chaos::trace_import::write(&imported, &path)?;
+    eprintln!("{}: imported from {}", path.display(), args.trace.display());
+    run_command(RunArgs {
+        scenarios: vec![path],
+        replay: None,
+        suite: None,
+        shard: None,
+        seed: args.seed,
+        seeds: args.seeds,
+        repeat: args.repeat,
+        rate: Vec::new(),
+        all_seeds: false,
+        out: args.out,
+        ready_timeout: args.ready_timeout,
+        scm_ha: false,
+        attach: args.attach,
+        reuse_cluster: false,
+    })
+    .await
 }
 
 /// `chaos lint FILE...`: each scenario, or each suite with every scenario and comparison it

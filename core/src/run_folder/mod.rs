@@ -43,6 +43,7 @@ pub use plan::{read_plan, PlannedFiring, PlannedFollowUp, PlannedStep, RecordedP
 pub use report::{CheckInWords, ReportSummary, REPORT};
 pub use result::{
     CheckResult, Confirmation, Evidence, Failures, Latency, Reached, RunResult, RunVerdict, Stats,
+    TraceFollowed,
 };
 pub use shown::{command_line, repo_relative, shell_word};
 pub use shrink::{

@@ -64,6 +64,14 @@ pub struct RunResult {
         deserialize_with = "super::lenient"
     )]
     pub confirmation_sentence: Option<String>,
+    /// For a scenario imported from a model checker's trace (`chaos trace import`): how many
+    /// of the trace's steps the run followed, and the sentence that says so.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::lenient"
+    )]
+    pub trace: Option<TraceFollowed>,
     /// None when no history could be read.
     #[serde(
         default,
@@ -85,6 +93,7 @@ impl RunResult {
             preconditions: None,
             confirmation: None,
             confirmation_sentence: None,
+            trace: None,
             stats: None,
         }
     }
@@ -330,6 +339,21 @@ pub struct Reached {
     /// What shows it was reached (the step, the log line, the operation, the probe's answer),
     /// or what was seen instead.
     pub evidence: String,
+}
+
+/// How far a run followed the trace its scenario was imported from: the trace's steps are its
+/// `step-NN-...` preconditions, in order; the first one not reached is where the run left it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceFollowed {
+    /// The trace file and its format, as the scenario's `trace:` records them.
+    pub file: String,
+    pub format: String,
+    /// The trace's steps.
+    pub steps: usize,
+    /// Steps 1 to `followed` were all reached.
+    pub followed: usize,
+    /// "followed steps 1-3 of 10, then left the trace at step 4 (...): expected ..., saw ...".
+    pub sentence: String,
 }
 
 /// What a run's verdict says of the bug, given its preconditions.

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::faults::kinds::Mechanism;
-use crate::scenario::{parse, read_file, LoadedScenario, ScenarioError};
+use crate::scenario::{parse, read_file, LoadedScenario, Scenario, ScenarioError};
 use crate::systems;
 use validate::{find_compose, validate, NodeFacts, Problems};
 pub use validate::{FSYNC_ERRNOS, MAX_FAULT_STEPS};
@@ -110,6 +110,7 @@ pub fn load_text(
         clocks: &clocks,
     };
     validate(&spec, &facts, &mut problems);
+    validate_trace_origin(&spec, &mut problems);
     if problems.list.is_empty() {
         Ok(LoadedScenario {
             path: path.to_path_buf(),
@@ -272,5 +273,23 @@ impl LoadedScenario {
                     .iter()
                     .any(|a| a.fault().mechanism() == Mechanism::Proxy)
             })
+    }
+}
+
+/// Each step's predicate must be one of `reached:`: the verdict reads the step from it.
+fn validate_trace_origin(spec: &Scenario, problems: &mut Problems) {
+    let Some(origin) = &spec.trace else { return };
+    for (i, step) in origin.steps.iter().enumerate() {
+        if !spec.reached.contains_key(&step.reached.value) {
+            problems.at(
+                &step.reached.referenced,
+                format!("trace.steps[{i}].reached"),
+                format!(
+                    "{} is no predicate of `reached:`; each step of the trace names the one \
+                     that observes it",
+                    chaos_core::shown::shown(&step.reached.value)
+                ),
+            );
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod compose;
 pub mod named;
+pub mod origin;
 pub mod plan;
 pub mod reached;
 mod steps;
@@ -55,6 +56,10 @@ pub struct Scenario {
     /// Object stores (`system: s3`): credentials, bucket, region, port.
     #[serde(default)]
     pub s3: Option<Spanned<S3Spec>>,
+    /// Imported from a model checker's trace (`chaos trace import`): which trace, and which
+    /// `reached:` predicate observes each of its steps.
+    #[serde(default)]
+    pub trace: Option<origin::TraceOrigin>,
 }
 
 /// How clients reach an S3 store. The keys never leave the harness: the run folder's copy of

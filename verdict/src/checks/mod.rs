@@ -7,6 +7,7 @@ pub mod converge;
 pub mod durable;
 pub mod evidence;
 pub mod fencing;
+pub mod followed;
 pub mod kind;
 pub mod linearizable;
 pub mod reached;
@@ -201,6 +202,8 @@ pub struct Confirmed {
     pub reached: Vec<Reached>,
     /// None when the scenario declares no preconditions.
     pub confirmation: Option<Confirmation>,
+    /// For a scenario imported from a trace: how far the run followed it.
+    pub trace: Option<crate::run_folder::TraceFollowed>,
 }
 
 impl Confirmed {
@@ -222,6 +225,7 @@ impl Confirmed {
             result.confirmation = self.confirmation;
             result.confirmation_sentence = self.sentence();
         }
+        result.trace = self.trace.clone();
     }
 }
 
@@ -237,6 +241,7 @@ pub fn confirm(
         return Confirmed {
             reached: Vec::new(),
             confirmation: None,
+            trace: None,
         };
     }
     let preconditions: Vec<(String, scenario::Precondition)> = spec
@@ -252,9 +257,14 @@ pub fn confirm(
     };
     let reached = reached::evaluate(&preconditions, &evidence);
     let all = reached.iter().all(|r| r.reached);
+    let trace = spec
+        .trace
+        .as_ref()
+        .map(|origin| followed::followed(origin, &reached, verdict));
     Confirmed {
         confirmation: Some(Confirmation::of(verdict, all)),
         reached,
+        trace,
     }
 }
 

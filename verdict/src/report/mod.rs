@@ -119,6 +119,14 @@ pub fn render_folder(run_dir: &Path) -> Result<Rendered> {
         }
         None => String::new(),
     };
+    // "followed 3/10 trace steps", for a scenario imported from a trace.
+    let confirmation = match &r.trace {
+        Some(t) => format!(
+            "{confirmation}, followed {}/{} trace steps",
+            t.followed, t.steps
+        ),
+        None => confirmation,
+    };
     let incomplete = if run.incomplete.is_empty() {
         ""
     } else {

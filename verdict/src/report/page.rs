@@ -301,6 +301,7 @@ fn summary(m: &Model, verdict: &str, scenario: &str) -> Markup {
                 div.confirm {
                     h3 { "Confirmation" }
                     @if let Some(sentence) = &r.confirmation_sentence { p { strong { (capitalize(sentence)) } "." } }
+                    @if let Some(t) = &r.trace { p #trace { "Trace " code { (t.file) } " (" (t.format) "): " (t.sentence) "." } }
                     @if let Some(t) = &m.rate {
                         p #rate { "Over this scenario's " (t.runs) " runs in this folder: "
                             (super::index::rate_words(t, Class::of_result(r))) "." }

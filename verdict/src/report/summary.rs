@@ -185,6 +185,15 @@ pub fn run_summary(m: &Model, folder: &str) -> String {
     if let Some(c) = &r.confirmation_sentence {
         let _ = writeln!(s, "- **Confirmation:** {}", plain(c));
     }
+    if let Some(t) = &r.trace {
+        let _ = writeln!(
+            s,
+            "- **Trace:** {} (`{}`, {})",
+            plain(&t.sentence),
+            plain(&t.file),
+            plain(&t.format)
+        );
+    }
     if let Some(t) = &m.rate {
         let _ = writeln!(
             s,
