@@ -404,3 +404,40 @@ fn reads_from_a_cut_off_redis_replica_are_caught() {
     assert_eq!(explanation["op"]["f"], "read", "{}", explanation["message"]);
     assert!(check["summary"].as_str().unwrap().contains("read"));
 }
+
+/// A model checker's counterexample played on etcd (traces/etcd-leader-kill: a write, the
+/// leader killed, a new one elected, a read): every step is triggered and observed in order,
+/// and the verdict says how far the run followed the trace.
+#[test]
+fn an_etcd_leader_kill_trace_is_played_and_followed_step_by_step() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = out_dir("trace-etcd");
+    let out_arg = out.to_string_lossy().to_string();
+    let output = run(&[
+        "trace",
+        "play",
+        "traces/etcd-leader-kill/counterexample.itf.json",
+        "--map",
+        "traces/etcd-leader-kill/mapping.yaml",
+        "--seed",
+        "1",
+        "--out",
+        &out_arg,
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(out.join("traces/etcd-leader-kill-trace.yaml").exists());
+    let runs: Vec<PathBuf> = run_folders(&out)
+        .into_iter()
+        .filter(|r| r.join("result.json").exists())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let result: Value =
+        serde_json::from_slice(&std::fs::read(runs[0].join("result.json")).unwrap()).unwrap();
+    let trace = &result["trace"];
+    assert_eq!(trace["steps"], 4, "{trace}");
+    assert_eq!(trace["followed"], 4, "{trace}");
+    assert_eq!(
+        trace["sentence"], "followed all 4 steps of the trace, and the system held",
+        "{trace}"
+    );
+}
