@@ -67,7 +67,7 @@ pub fn check(history: &History) -> RetryResult {
             client: client.to_string(),
             call: call.to_string(),
             consistent,
-            ops: ops.iter().map(|o| Operation::clone(o)).collect(),
+            ops: ops.iter().copied().cloned().collect(),
         });
     }
     // In the order the calls were first sent, so "the first" in every sentence (CLI, report,

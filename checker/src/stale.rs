@@ -149,7 +149,7 @@ fn find_in_key(key: Option<&str>, ops: &[&Operation]) -> Option<StaleRead> {
             key: key.map(str::to_string),
             message,
             read: sum,
-            wrote_value: origin.map(Operation::clone),
+            wrote_value: origin.cloned(),
             overwritten_by: Operation::clone(w),
         });
     }
@@ -409,7 +409,7 @@ pub fn staleness(history: &History, bound_ns: u64) -> Staleness {
                 Operation::clone(overwrite).locate(),
             ),
             read: sum,
-            wrote_value: origin.map(Operation::clone),
+            wrote_value: origin.cloned(),
             overwritten_by: Operation::clone(overwrite),
         }
     });

@@ -15,8 +15,8 @@ mod by_search;
 
 pub(crate) use crate::answer::key_prefix;
 pub use crate::answer::{
-    render, Explanation, LinearizabilityResult, LinearizedStep, PartitionResult,
-    Procedure, Unexplored, MAX_STEPS,
+    render, Explanation, LinearizabilityResult, LinearizedStep, PartitionResult, Procedure,
+    Unexplored, MAX_STEPS,
 };
 use by_search::run;
 

@@ -139,7 +139,11 @@ pub fn import(trace_path: &Path, map_path: &Path) -> Result<Imported, Vec<Scenar
     // Validated as `chaos lint` validates a scenario, as if it were beside its base (so its
     // compose file is found as the base's is); a problem in a step the mapping wrote is said at
     // the mapping's fragment.
-    match crate::load::load_text(&base_path, text.clone(), crate::load::LoadOptions::default()) {
+    match crate::load::load_text(
+        &base_path,
+        text.clone(),
+        crate::load::LoadOptions::default(),
+    ) {
         Ok(_) => Ok(Imported {
             name,
             text,

@@ -572,38 +572,35 @@ impl Cluster {
                     tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
                     attempt += 1;
                 }
-                r => return Ok(r.map_err(docker_error)?),
+                r => return r.map_err(docker_error),
             }
         }
     }
 
     pub async fn unpause(&self, node: &str) -> Result<()> {
-        Ok(self
-            .docker
+        self.docker
             .unpause_container(self.container(node)?)
             .await
-            .map_err(docker_error)?)
+            .map_err(docker_error)
     }
 
     pub async fn kill(&self, node: &str) -> Result<()> {
         self.mark_downed(node, true);
         let options = KillContainerOptionsBuilder::new().signal("SIGKILL").build();
-        Ok(self
-            .docker
+        self.docker
             .kill_container(self.container(node)?, Some(options))
             .await
-            .map_err(docker_error)?)
+            .map_err(docker_error)
     }
 
     /// SIGTERM, then SIGKILL after 10 s, as `docker stop`.
     pub async fn stop(&self, node: &str) -> Result<()> {
         self.mark_downed(node, true);
         let options = StopContainerOptionsBuilder::new().t(10).build();
-        Ok(self
-            .docker
+        self.docker
             .stop_container(self.container(node)?, Some(options))
             .await
-            .map_err(docker_error)?)
+            .map_err(docker_error)
     }
 
     pub async fn start(&self, node: &str) -> Result<()> {

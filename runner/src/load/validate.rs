@@ -1157,14 +1157,12 @@ fn validate_checks(spec: &Scenario, problems: &mut Problems) {
     let speaks_s3 = crate::systems::speaks_s3(&spec.system.value);
     for (i, check) in spec.checks.iter().enumerate() {
         match &check.value {
-            CheckSpec::Staleness(_) => {
-                if w.kind.value != WorkloadKind::REGISTER {
-                    problems.at(
-                        &check.referenced,
-                        format!("checks[{i}].staleness"),
-                        "staleness measures the register workload's reads (unique written values)",
-                    );
-                }
+            CheckSpec::Staleness(_) if w.kind.value != WorkloadKind::REGISTER => {
+                problems.at(
+                    &check.referenced,
+                    format!("checks[{i}].staleness"),
+                    "staleness measures the register workload's reads (unique written values)",
+                );
             }
             CheckSpec::Converge(_) => {
                 if let Some(adapter) = adapter {
@@ -1180,36 +1178,30 @@ fn validate_checks(spec: &Scenario, problems: &mut Problems) {
                     }
                 }
             }
-            CheckSpec::Fencing(_) => {
-                if w.kind.value != WorkloadKind::FENCING {
-                    problems.at(
+            CheckSpec::Fencing(_) if w.kind.value != WorkloadKind::FENCING => {
+                problems.at(
                         &check.referenced,
                         format!("checks[{i}].fencing"),
                         "the fencing check reads the fencing workload's events: needs `workload: { kind: fencing }`",
                     );
-                }
             }
-            CheckSpec::ConditionalWrites(_) => {
-                if !speaks_s3 {
-                    problems.at(
-                        &check.referenced,
-                        format!("checks[{i}].conditional-writes"),
-                        "the conditional-writes probe needs an object store (a system that speaks S3)",
-                    );
-                }
+            CheckSpec::ConditionalWrites(_) if !speaks_s3 => {
+                problems.at(
+                    &check.referenced,
+                    format!("checks[{i}].conditional-writes"),
+                    "the conditional-writes probe needs an object store (a system that speaks S3)",
+                );
             }
-            CheckSpec::Linearizable(lin) => {
-                if lin.model.value.parse::<checker::Model>().is_err() {
-                    problems.at(
-                        &lin.model.referenced,
-                        format!("checks[{i}].linearizable.model"),
-                        wording::not_one_of(
-                            &lin.model.value,
-                            "linearizability model",
-                            checker::Model::NAMES,
-                        ),
-                    );
-                }
+            CheckSpec::Linearizable(lin) if lin.model.value.parse::<checker::Model>().is_err() => {
+                problems.at(
+                    &lin.model.referenced,
+                    format!("checks[{i}].linearizable.model"),
+                    wording::not_one_of(
+                        &lin.model.value,
+                        "linearizability model",
+                        checker::Model::NAMES,
+                    ),
+                );
             }
             // A check without a rule of its own (durable, retry-consistent, stays-up) needs
             // no arm here.
