@@ -3,8 +3,10 @@
 //! No Docker needed: nothing here starts or asks the engine.
 
 use std::collections::{BTreeMap, BTreeSet};
+mod common;
+
+use common::chaos;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use chaos::cluster::compose::{ComposeFile, Service};
 
@@ -252,19 +254,6 @@ fn the_ozone_profile_keeps_one_scm() {
     }
     let scm = env(single.service("scm").unwrap());
     assert!(scm.contains_key("ENSURE_SCM_INITIALIZED"));
-}
-
-fn chaos(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_chaos"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("chaos runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// `chaos lint --scm-ha` accepts every shipped Ozone scenario; the loader plays it on profile

@@ -3,28 +3,16 @@
 //! meant), the imports lint, and bad input is one located line each, exit 254, nothing
 //! written. No Docker needed.
 
+mod common;
+
+use common::chaos;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .canonicalize()
         .unwrap()
-}
-
-/// `chaos ARGS` in the repository: (exit code, stdout, stderr).
-fn chaos(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_chaos"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("chaos runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 const SHIPPED: &[(&str, &str)] = &[

@@ -14,6 +14,20 @@ pub fn repo() -> PathBuf {
         .unwrap()
 }
 
+/// `chaos ARGS` in the repository: (exit code, stdout, stderr).
+pub fn chaos(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_chaos"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("chaos runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Plays a scenario into target/e2e-runs/<label>-<scenario>-<pid>, printing what chaos said;
 /// returns its output and the run folder.
 pub fn play(label: &str, scenario: &str, extra: &[&str]) -> (Output, PathBuf) {

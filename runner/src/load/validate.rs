@@ -960,43 +960,44 @@ impl StepUnderCheck<'_> {
 
     /// JVM faults need Byteman's agent in the nodes they name (or in some node).
     fn jvm_targets(&self, problems: &mut Problems) {
-        let jvm_nodes = self.facts.jvm_nodes;
-        let target = self.s.target.as_ref();
-        if let Some(list) = target.and_then(|t| t.value.named_nodes()) {
-            for node in list.iter().filter(|n| !jvm_nodes.contains(n)) {
-                problems.at(
-                    &target.map_or(*self.at, |t| t.referenced),
-                    format!("{}.target", self.key),
-                    format!("node `{node}` runs no JVM with chaos's agent (x-chaos: {{ jvm: PORT }} in the compose file), so it takes no JVM fault"),
-                );
-            }
-        } else if jvm_nodes.is_empty() {
-            problems.at(
-                self.at,
-                &self.key,
-                "JVM faults need nodes whose JVM loads chaos's agent (x-chaos: { jvm: PORT } in the compose file); this cluster has none",
-            );
-        }
+        self.capable_targets(
+            problems,
+            self.facts.jvm_nodes,
+            |node| format!("node `{node}` runs no JVM with chaos's agent (x-chaos: {{ jvm: PORT }} in the compose file), so it takes no JVM fault"),
+            "JVM faults need nodes whose JVM loads chaos's agent (x-chaos: { jvm: PORT } in the compose file); this cluster has none",
+        );
     }
 
     /// Filesystem faults need the chaosfs mount on the nodes they name (or on some node).
     fn fs_targets(&self, problems: &mut Problems) {
-        let fs_nodes = self.facts.fs_nodes;
+        self.capable_targets(
+            problems,
+            self.facts.fs_nodes,
+            |node| format!("node `{node}` has no chaosfs mount (x-chaos: {{ fs: [...] }} in the compose file)"),
+            "filesystem faults need nodes with x-chaos: { fs: [...] } in the compose file",
+        );
+    }
+
+    /// Every node the step names is one of `capable`; a step that names none needs some node
+    /// of the cluster to be.
+    fn capable_targets(
+        &self,
+        problems: &mut Problems,
+        capable: &[String],
+        lacks: impl Fn(&str) -> String,
+        none: &str,
+    ) {
         let target = self.s.target.as_ref();
         if let Some(list) = target.and_then(|t| t.value.named_nodes()) {
-            for node in list.iter().filter(|n| !fs_nodes.contains(n)) {
+            for node in list.iter().filter(|n| !capable.contains(n)) {
                 problems.at(
                     &target.map_or(*self.at, |t| t.referenced),
                     format!("{}.target", self.key),
-                    format!("node `{node}` has no chaosfs mount (x-chaos: {{ fs: [...] }} in the compose file)"),
+                    lacks(node),
                 );
             }
-        } else if fs_nodes.is_empty() {
-            problems.at(
-                self.at,
-                &self.key,
-                "filesystem faults need nodes with x-chaos: { fs: [...] } in the compose file",
-            );
+        } else if capable.is_empty() {
+            problems.at(self.at, &self.key, none);
         }
     }
 }
