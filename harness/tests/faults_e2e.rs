@@ -274,20 +274,39 @@ fn an_armed_step_ignores_lines_printed_before_its_earlier_step_is_over() {
     );
 }
 
+/// The nodes step `step` applied its action to (the run's first successful apply of it).
+fn applied_targets(events: &[FaultEvent], step: usize) -> Vec<String> {
+    events
+        .iter()
+        .find(|f| f.step == Some(step) && f.phase == Phase::Apply && f.ok())
+        .unwrap_or_else(|| panic!("step {step} applied in {events:#?}"))
+        .targets
+        .clone()
+}
+
+#[test]
+fn a_role_is_not_picked_from_a_node_another_step_paused() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, run) = play("harness/tests/fixtures/etcd-pause-the-next-leader.yaml");
+    assert_eq!(code, 0, "{run:?}");
+    let events = faults(&run);
+    let applied = |step| applied_targets(&events, step);
+    let (first, second) = (applied(0), applied(1));
+    assert_eq!(
+        (first.len(), second.len()),
+        (1, 1),
+        "{first:?} then {second:?}"
+    );
+    assert_ne!(first, second, "step 1 paused the leader step 0 had paused");
+}
+
 #[test]
 fn a_selection_among_named_nodes_lands_only_on_them() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (code, run) = play("harness/tests/fixtures/etcd-among.yaml");
     assert_eq!(code, 0, "{run:?}");
     let events = faults(&run);
-    let applied = |step: usize| {
-        events
-            .iter()
-            .find(|f| f.step == Some(step) && f.phase == Phase::Apply && f.ok())
-            .unwrap_or_else(|| panic!("step {step} applied in {events:#?}"))
-            .targets
-            .clone()
-    };
+    let applied = |step| applied_targets(&events, step);
     let followers = applied(0);
     assert!(
         !followers.is_empty() && followers.iter().all(|n| n == "etcd1" || n == "etcd2"),

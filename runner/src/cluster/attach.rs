@@ -171,6 +171,7 @@ impl Cluster {
             partitioned: Default::default(),
             skewed: Default::default(),
             downed: Default::default(),
+            paused: Default::default(),
             in_force: Default::default(),
             attached: Some(Attached {
                 project: project.to_string(),

@@ -82,6 +82,8 @@ pub struct Cluster {
     /// Nodes the harness took down (kill, stop) and has not started since: any other node
     /// found down exited by itself.
     downed: std::sync::Mutex<BTreeSet<String>>,
+    /// Nodes a fault paused and nothing has unpaused since.
+    paused: std::sync::Mutex<BTreeSet<String>>,
     /// Kind of fault -> the nodes it is in force on, for the faults whose state only the
     /// harness knows (a proxy's armed lost replies, a chaosfs setting): the final heal's.
     in_force: std::sync::Mutex<BTreeMap<&'static str, BTreeSet<String>>>,
@@ -157,6 +159,7 @@ impl Cluster {
             proxies: BTreeMap::new(),
             skewed: Default::default(),
             downed: Default::default(),
+            paused: Default::default(),
             in_force: Default::default(),
             attached: None,
             created: None,
@@ -572,7 +575,11 @@ impl Cluster {
                     tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
                     attempt += 1;
                 }
-                r => return r.map_err(docker_error),
+                r => {
+                    r.map_err(docker_error)?;
+                    mark(&self.paused, node, true);
+                    return Ok(());
+                }
             }
         }
     }
@@ -581,7 +588,9 @@ impl Cluster {
         self.docker
             .unpause_container(self.container(node)?)
             .await
-            .map_err(docker_error)
+            .map_err(docker_error)?;
+        mark(&self.paused, node, false);
+        Ok(())
     }
 
     pub async fn kill(&self, node: &str) -> Result<()> {
@@ -647,13 +656,13 @@ impl Cluster {
         self.downed.lock().expect("downed nodes").contains(node)
     }
 
+    /// Whether a fault paused the node and nothing has unpaused it since.
+    pub fn is_paused(&self, node: &str) -> bool {
+        self.paused.lock().expect("paused nodes").contains(node)
+    }
+
     fn mark_downed(&self, node: &str, down: bool) {
-        let mut downed = self.downed.lock().expect("downed nodes");
-        if down {
-            downed.insert(node.to_string());
-        } else {
-            downed.remove(node);
-        }
+        mark(&self.downed, node, down);
     }
 
     /// The nodes that are down though no fault took them down: their program exited by itself
@@ -837,4 +846,14 @@ fn device_mappings(service: &Service) -> Vec<DeviceMapping> {
             }
         })
         .collect()
+}
+
+/// Adds `node` to a set of nodes in some state, or takes it out.
+fn mark(set: &std::sync::Mutex<BTreeSet<String>>, node: &str, into: bool) {
+    let mut set = set.lock().expect("node states");
+    if into {
+        set.insert(node.to_string());
+    } else {
+        set.remove(node);
+    }
 }
