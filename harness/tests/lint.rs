@@ -202,6 +202,14 @@ fn broken_scenarios_are_located_and_rejected() {
             "13:13: faults[0].target.among: unknown node `etcd9`",
         ),
         (
+            "unknown-via.yaml",
+            "13:10: faults[0].via: `ratis` is not one of: service, raft",
+        ),
+        (
+            "via-on-pause.yaml",
+            "11:5: faults[0].via: `via:` applies to transfer-leader only",
+        ),
+        (
             "empty-among.yaml",
             "13:13: faults[0].target: `among` names no node: leave it out to pick among every node",
         ),

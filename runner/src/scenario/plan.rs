@@ -58,6 +58,8 @@ pub struct ActionParams {
     pub lose_unsynced: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub container: Option<super::ContainerRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<super::TransferVia>,
     /// partition: the scenario's own grudge (node -> nodes it drops), used instead of `mode:`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grudge: Option<std::collections::BTreeMap<String, std::collections::BTreeSet<String>>>,
@@ -266,6 +268,7 @@ fn action_params(step: &FaultStep) -> ActionParams {
         fraction: step.fraction.as_ref().map(|f| f.value),
         lose_unsynced: step.lose_unsynced.unwrap_or(false),
         container: step.container,
+        via: step.via,
         grudge: step.grudge.as_ref().map(|g| {
             g.value
                 .iter()

@@ -267,6 +267,8 @@ pub struct FaultStep {
     pub lose_unsynced: Option<bool>,
     /// close-container: the container id, or `open` for every open container.
     pub container: Option<ContainerRef>,
+    /// transfer-leader: whose admin request moves leadership (`service`, the default, or `raft`).
+    pub via: Option<TransferVia>,
     /// clock-skew: how far the node's wall clock runs from true time (`+70s`, `-30s`, or a
     /// range drawn with the seed, `+60s..+90s`).
     pub offset: Option<OffsetRange>,
@@ -312,6 +314,20 @@ pub struct JvmSpec {
     /// rule on the node goes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<usize>,
+}
+
+/// Whose admin request transfer-leader sends. The service's own (Ozone: the OM's
+/// TransferLeadership, as `ozone admin om transfer` sends it) is what an operator runs; the
+/// consensus library's (Ozone: Ratis's transferLeadership, as `ozone ratis election transfer`
+/// sends it) bypasses the service. With linearizable reads on, Ozone answers its own request as a
+/// read on the Ratis apply thread, which can deadlock (docs/findings/ozone-transfer-leadership-
+/// deadlock.md); a scenario about something else then moves leadership with `raft`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TransferVia {
+    #[default]
+    Service,
+    Raft,
 }
 
 /// Which storage containers close-container closes.

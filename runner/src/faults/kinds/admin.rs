@@ -6,7 +6,8 @@ use futures_util::future::BoxFuture;
 use super::{Action, Applied, Cx, Fault, Mechanism};
 use crate::error::HarnessError;
 
-/// The target becomes the leader (Ozone: `ozone admin om transfer`).
+/// The target becomes the leader (Ozone: `ozone admin om transfer`, or with `via: raft`
+/// `ozone ratis election transfer`).
 pub struct TransferLeader;
 /// Each target takes a snapshot of its replicated state now.
 pub struct TakeSnapshot;
@@ -32,6 +33,9 @@ fn admin<'a>(fault: &'static dyn Fault, cx: Cx<'a>) -> BoxFuture<'a, Applied> {
 impl Fault for TransferLeader {
     fn name(&self) -> &'static str {
         "transfer-leader"
+    }
+    fn takes(&self) -> &'static [&'static str] {
+        &["via"]
     }
     fn over_once_applied(&self) -> bool {
         true

@@ -80,6 +80,7 @@ pub static PARAMS: &[Param] = &[
     Param::copied("container", " (the container id)", |s| {
         s.container.is_some()
     }),
+    Param::copied("via", "", |s| s.via.is_some()),
     Param::copied("paths", "", |s| s.paths.is_some()),
     Param::drawn("offset", " (e.g. +70s, -30s, +60s..+90s)", |s| {
         s.offset.is_some()

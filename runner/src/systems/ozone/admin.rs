@@ -40,6 +40,22 @@ pub fn transfer_leader(om: &str) -> Vec<String> {
     ])
 }
 
+/// Makes `om` the OM leader through Ratis's own admin request (ratis-shell's `election
+/// transfer`), which no OM answers as a request of its own: it raises `om`'s priority only when
+/// another OM's is higher, and leaves the priorities as they are afterwards.
+pub fn ratis_transfer_leader(oms: &[&str], om: &str) -> Vec<String> {
+    let mut w = words(&["ozone", "ratis", "election", "transfer", "-peers"]);
+    w.push(ratis_peers(oms));
+    w.push("-address".into());
+    w.push(format!("{om}:{OM_RATIS_PORT}"));
+    w
+}
+
+fn ratis_peers(oms: &[&str]) -> String {
+    let peers: Vec<String> = oms.iter().map(|o| format!("{o}:{OM_RATIS_PORT}")).collect();
+    peers.join(",")
+}
+
 /// Makes a follower picked by the OM the leader.
 pub fn transfer_leader_random() -> Vec<String> {
     words(&[
@@ -55,9 +71,8 @@ pub fn transfer_leader_random() -> Vec<String> {
 
 /// Asks `om` to take a Ratis snapshot now (then purge up to it, with small purge gaps).
 pub fn take_snapshot(oms: &[&str], om: &str) -> Vec<String> {
-    let peers: Vec<String> = oms.iter().map(|o| format!("{o}:{OM_RATIS_PORT}")).collect();
     let mut w = words(&["ozone", "ratis", "snapshot", "create", "-peers"]);
-    w.push(peers.join(","));
+    w.push(ratis_peers(oms));
     w.extend(words(&["-peerId", om]));
     w
 }

@@ -38,7 +38,7 @@ use super::{ask_each, ask_until, AdapterSettings, SystemAdapter, SystemClient, S
 use crate::cluster::docker::exec;
 use crate::cluster::Cluster;
 use crate::scenario::plan::ActionParams;
-use crate::scenario::{Action, Role, WorkloadKind};
+use crate::scenario::{Action, Role, TransferVia, WorkloadKind};
 
 pub mod admin;
 mod client;
@@ -236,7 +236,7 @@ impl Ozone {
     /// "stepping down", or a cluster whose first setConfiguration stalls its commits for 20-40
     /// s (seen live with follower reads on), answers the first ask with an error but takes a
     /// later one.
-    async fn make_leader(&self, om: &str) -> Result<String, String> {
+    async fn make_leader(&self, om: &str, via: TransferVia) -> Result<String, String> {
         let leads = || async move {
             match self.roles().await.get(om) {
                 Some(Role::Leader) => Ok(()),
@@ -245,7 +245,10 @@ impl Ozone {
         };
         let mut last = String::new();
         for attempt in 1..=TRANSFER_ATTEMPTS {
-            let transfer = self.transfer_leadership(om).await;
+            let transfer = match via {
+                TransferVia::Service => self.transfer_leadership(om).await,
+                TransferVia::Raft => self.ratis_transfer_leadership(om).await,
+            };
             let deadline = Instant::now() + ADMIN_PATIENCE;
             if ask_until(deadline, Duration::from_millis(500), leads)
                 .await
@@ -286,6 +289,16 @@ impl Ozone {
         self.run_admin(&admin::transfer_leader(om))
             .await
             .map_err(|cli| format!("natively: {native}; with the CLI: {cli}"))
+    }
+
+    /// Asks Ratis itself to move leadership to `om` (`ozone ratis election transfer`, a JVM in
+    /// an OM container): no OM runs a request of its own for it, so it cannot wait on the
+    /// apply thread as the OM's TransferLeadership can with linearizable reads on.
+    async fn ratis_transfer_leadership(&self, om: &str) -> Result<String, String> {
+        let oms: Vec<&str> = self.rpc.keys().map(String::as_str).collect();
+        self.run_admin(&admin::ratis_transfer_leader(&oms, om))
+            .await
+            .map(|out| format!("Ratis moved leadership to {om} ({})", out.trim()))
     }
 
     /// The S3 adapter and the gateway node that answers S3 (the workload's node if it does).
@@ -605,7 +618,7 @@ impl SystemAdapter for Ozone {
         // leader "stepping down") or left unfinished was seen to leave a step's condition
         // unmet for the rest of the run (follower-read-released-early, 4 of 20 runs).
         if let ("transfer-leader", [om]) = (action.name(), targets) {
-            return self.make_leader(om).await;
+            return self.make_leader(om, params.via.unwrap_or_default()).await;
         }
         let mut out = String::new();
         for cmd in commands {
@@ -713,7 +726,7 @@ impl SystemAdapter for Ozone {
         };
         let mut out = BTreeMap::new();
         for (om, addr) in &self.rpc {
-            let answers = match self.make_leader(om).await {
+            let answers = match self.make_leader(om, TransferVia::Service).await {
                 Ok(_) => {
                     let config = ozone_rpc::ClientConfig {
                         connect_timeout: self.connect_timeout,
