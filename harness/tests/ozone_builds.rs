@@ -158,9 +158,15 @@ fn patches_that_cannot_build_say_why_in_one_line_and_leave_nothing() {
         "hadoop-ozone/ozone-manager/src",
         "hadoop-ozone/integration-test/src",
     );
+    let ratis = variant(
+        &dir,
+        "ratis.patch",
+        "hadoop-ozone/ozone-manager/src/main/java/org/apache/hadoop/ozone/om/OzoneManager.java",
+        "ratis-server/src/main/java/org/apache/ratis/server/impl/RaftServerImpl.java",
+    );
     let missing = dir.join("missing.patch").to_string_lossy().into_owned();
     let before = build_folders();
-    let cases: [(&str, &str, i32, &[&str]); 5] = [
+    let cases: [(&str, &str, i32, &[&str]); 6] = [
         (&missing, "2.2.0", 254, &["missing.patch", "no such file"]),
         (
             "fixes/tests/log-line.patch",
@@ -185,6 +191,12 @@ fn patches_that_cannot_build_say_why_in_one_line_and_leave_nothing() {
             "2.2.0",
             255,
             &["integration-test", "outside every module"],
+        ),
+        (
+            &ratis,
+            "2.2.0",
+            255,
+            &["RaftServerImpl.java", "Apache Ratis", "--swap ratis="],
         ),
     ];
     for (patch, version, code, words) in cases {

@@ -110,6 +110,9 @@ for p in "${patches[@]}"; do
     [ "$new" = /dev/null ] && die "$(basename "$p"): $old: deletes a file, which an overlay of the release jar cannot do"
     [ "$old" != /dev/null ] && [ "$old" != "$new" ] && die "$(basename "$p"): $old -> $new: renames a file, which this script does not support"
     read -r mdir artifact < <(module_of "$path"; echo) || true
+    case "$path" in
+      ratis-*/*) [ -n "${artifact:-}" ] || die "$(basename "$p"): $path is a file of Apache Ratis, whose modules --patch does not know: it patches Ozone's own modules (a Ratis version is swapped with --swap ratis=VERSION)" ;;
+    esac
     [ -n "${artifact:-}" ] || die "$(basename "$p"): $path is outside every module Ozone publishes on Maven Central"
     inner=${path#"$mdir"/}
     case "$inner" in
