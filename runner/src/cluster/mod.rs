@@ -765,8 +765,23 @@ impl Cluster {
     }
 }
 
-/// A loopback port nobody listens on right now.
+/// A loopback port nobody listens on right now, below the kernel's ephemeral range: a port the
+/// kernel may hand to an outgoing connection between this choice and Docker's bind was seen
+/// taken by then ("Bind for 127.0.0.1:41945 failed: port is already allocated", a harness
+/// error on the first seed of a 10-seed play, 2026-12-07).
 fn free_port() -> Result<u16> {
+    let ephemeral_from = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let below = 10_000..ephemeral_from.max(10_001);
+    let mut rng = rand::rng();
+    for _ in 0..64 {
+        let port = rand::Rng::random_range(&mut rng, below.clone());
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
     let listener = std::net::TcpListener::bind("127.0.0.1:0")
         .map_err(|e| HarnessError::infra(format!("no free port on 127.0.0.1: {e}")))?;
     Ok(listener
